@@ -1,0 +1,59 @@
+"""The `LLMClient` interface: one request in, one reply out, synchronous or async."""
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+
+class LLMError(RuntimeError):
+    """A call that did not produce a usable reply (network, rate limit, budget, refusal)."""
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """What a policy asks: a system prompt, the conversation, and sampling parameters.
+
+    The REP paper's experiments use temperature 0.1 and max_tokens 300 (Appendix A, Table 2).
+    """
+
+    system: str
+    messages: tuple[tuple[str, str], ...]  # (role, text) pairs; role is "user" or "assistant"
+    temperature: float = 0.1
+    max_tokens: int = 300
+    model: str | None = None  # None: the client's default model
+    purpose: str = ""  # a short label (e.g. "rep.decide") for ledgers and recordings
+
+    @classmethod
+    def user(cls, system: str, prompt: str, **options) -> "LLMRequest":
+        """A single-turn request: one user message under a system prompt."""
+        return cls(system=system, messages=(("user", prompt),), **options)
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    """The model's text and what it cost."""
+
+    text: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    metadata: dict = field(default_factory=dict, compare=False)
+
+
+class LLMClient(ABC):
+    """Anything that answers an :class:`LLMRequest`.
+
+    Implementations raise :class:`LLMError` for every failure they cannot recover from, so that a policy can
+    fall back to its rule-based decision.
+    """
+
+    default_model: str = "unknown"
+
+    @abstractmethod
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """Answer one request (blocking)."""
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        """Answer one request without blocking the event loop (default: the sync call in a worker thread)."""
+        return await asyncio.to_thread(self.complete, request)

@@ -1,0 +1,181 @@
+"""Ordering policies for Beer Game players, and the REP signals they write (REP paper §5, Appendix A).
+
+All rule-based and deterministic given their inputs:
+
+- :class:`AnchorAndAdjust` — Sterman's (1989) heuristic for decision-only players, used by A2A players:
+  O_t = max(0, L̂_t + α_S·(S′ − S_t − β·SL_t)), with L̂_t = θ·L_t + (1 − θ)·L̂_{t−1}.
+- :class:`BaseStock` — the rational order-up-to reference: order the whole gap of the inventory position
+  (net stock + supply line) to the lead-time demand plus safety stock.
+- :class:`REPOrdering` — the same heuristic with S′ and α_S replaced by the REP coordination variables
+  TARGET_INVENTORY and ORDER_ADJUSTMENT_FACTOR, plus the sensitivity it sends: numeric (the gradient of its
+  projected cost with respect to each coordination variable, by finite differences) and textual (a templated
+  sentence: "If demand rises 10%, I'd order 3 more; ... the change looks persistent").
+"""
+
+from dataclasses import dataclass, replace
+
+from coordkit.rep.protocol import Sensitivity, Theta
+
+TARGET = "target_inventory"
+ADJUSTMENT = "order_adjustment"
+
+
+@dataclass(frozen=True)
+class StageView:
+    """What one stage knows when it orders: its own books, its demand, and its neighbours' last messages."""
+
+    stage: str
+    round: int
+    incoming_order: float  # demand seen this round (customer demand for the retailer)
+    inventory: float
+    backlog: float
+    supply_line: float  # ordered but not yet received
+    expected_demand: float  # L̂ before this round's update
+    lead_time: int  # rounds from placing an order to receiving it, without shortages
+    demand_history: tuple[float, ...] = ()  # incoming orders of earlier rounds, oldest first
+    neighbour_notes: tuple[str, ...] = ()  # neighbours' decisions and reasoning or sensitivities, as text
+
+    @property
+    def net_stock(self) -> float:
+        return self.inventory - self.backlog
+
+
+@dataclass(frozen=True)
+class AnchorAndAdjust:
+    """Sterman's anchoring-and-adjustment ordering rule; defaults are his mean estimates (θ, α_S, β, S′)."""
+
+    smoothing: float = 0.36  # θ
+    stock_adjustment: float = 0.26  # α_S
+    supply_line_weight: float = 0.34  # β
+    desired_stock: float = 17.0  # S′
+
+    name = "anchor_and_adjust"
+
+    def forecast(self, view: StageView) -> float:
+        """Adaptive expectations: L̂_t = θ·L_t + (1 − θ)·L̂_{t−1}."""
+        return self.smoothing * view.incoming_order + (1 - self.smoothing) * view.expected_demand
+
+    def order(self, view: StageView) -> float:
+        gap = self.desired_stock - view.net_stock - self.supply_line_weight * view.supply_line
+        return max(0.0, self.forecast(view) + self.stock_adjustment * gap)
+
+    def reasoning(self, view: StageView, order: float) -> str:
+        """The A2A message: a decision explained from the player's own numbers (§4)."""
+        state = f"net stock {view.net_stock:+.0f}" if view.backlog == 0 else f"backlog {view.backlog:.0f}"
+        return (
+            f"Ordering {order:.0f}: demand looks like {self.forecast(view):.1f}/round, {state}, "
+            f"{view.supply_line:.0f} already on order."
+        )
+
+
+@dataclass(frozen=True)
+class BaseStock:
+    """The order-up-to reference: replace expected demand and close both gaps in full (α_S = 1, β = 1):
+    O = L̂ + (S* − S) + (L̂·lead time − SL), with the stock target S* the game's initial inventory."""
+
+    smoothing: float = 0.36
+    desired_stock: float = 12.0
+
+    name = "base_stock"
+
+    def forecast(self, view: StageView) -> float:
+        return self.smoothing * view.incoming_order + (1 - self.smoothing) * view.expected_demand
+
+    def order(self, view: StageView) -> float:
+        demand = self.forecast(view)
+        stock_gap = self.desired_stock - view.net_stock
+        supply_gap = demand * view.lead_time - view.supply_line
+        return max(0.0, demand + stock_gap + supply_gap)
+
+    def reasoning(self, view: StageView, order: float) -> str:
+        return f"Ordering {order:.0f} to restore {self.desired_stock:.0f} in stock and a full supply line."
+
+
+@dataclass(frozen=True)
+class REPOrdering:
+    """Anchor-and-adjust whose S′ and α_S are REP's coordination variables, and the sensitivity it sends.
+
+    The ripple: every sensitivity carries the customer demand as it reached its writer (the retailer's own
+    forecast, relayed one stage per round — faster than orders, which spend ``order_delay`` rounds in the
+    mail and arrive amplified). A REP player anchors its order on that customer demand instead of on its own
+    incoming orders: O = max(0, D̂ + AF·(TI − S − β·SL)).
+
+    Its sensitivity also says how its order would move if demand rose 10% (a what-if on its own rule) and
+    proposes coordination variables (§5):
+
+    - TARGET_INVENTORY: its own stock goal S′ — averaging aligns the chain's targets;
+    - ORDER_ADJUSTMENT_FACTOR: its own α_S, scaled down by how overfull its supply line is,
+      α_S · min(1, D̂·lead time / SL): a full pipeline is the sign that orders are over-reacting.
+
+    The numerical updater averages these numbers; the text says the same in words, plus the player's
+    judgement of whether its own incoming orders look temporary or persistent, which only text carries.
+    """
+
+    rule: AnchorAndAdjust
+
+    name = "rep"
+
+    def initial_theta(self) -> Theta:
+        return {TARGET: self.rule.desired_stock, ADJUSTMENT: self.rule.stock_adjustment}
+
+    def forecast(self, view: StageView) -> float:
+        return self.rule.forecast(view)
+
+    def order(self, view: StageView, theta: Theta, customer_demand: float) -> float:
+        gap = theta[TARGET] - view.net_stock - self.rule.supply_line_weight * view.supply_line
+        return max(0.0, customer_demand + theta[ADJUSTMENT] * gap)
+
+    def order_change_for_demand_rise(
+        self, view: StageView, theta: Theta, customer_demand: float, rise: float = 0.10
+    ) -> float:
+        """How many more cases the player would order if demand were ``rise`` higher this round."""
+        extra = view.incoming_order * rise
+        from_stock = min(extra, view.inventory)
+        bumped = replace(view, inventory=view.inventory - from_stock, backlog=view.backlog + extra - from_stock)
+        return self.order(bumped, theta, customer_demand * (1 + rise)) - self.order(view, theta, customer_demand)
+
+    def proposal(self, view: StageView, customer_demand: float) -> Theta:
+        pipeline_fill = view.supply_line / max(customer_demand * view.lead_time, 1e-9)
+        return {
+            TARGET: self.rule.desired_stock,
+            ADJUSTMENT: self.rule.stock_adjustment * min(1.0, 1 / max(pipeline_fill, 1e-9)),
+        }
+
+    def sensitivity(self, view: StageView, theta: Theta, customer_demand: float) -> Sensitivity:
+        """The message; ``customer_demand`` is the retailer's forecast as heard from downstream."""
+        more = self.order_change_for_demand_rise(view, theta, customer_demand)
+        values = {f"propose:{k}": v for k, v in self.proposal(view, customer_demand).items()}
+        values |= {"customer_demand": customer_demand, "order_per_10pct_demand": more}
+        text = sensitivity_text(view, theta, self.rule, customer_demand, more, demand_trend(view))
+        return Sensitivity(values, text)
+
+
+def demand_trend(view: StageView) -> str:
+    """A player's judgement of its incoming orders: "steady", a "temporary" jump, or a "persistent" shift.
+
+    A change of more than 10% from two rounds ago is "temporary" until the new level has held for a round;
+    then it is "persistent". This is the qualitative part of a sensitivity that numbers do not carry (§5).
+    """
+    history = (*view.demand_history, view.incoming_order)
+    if len(history) < 3:
+        return "steady"
+    before, last, now = history[-3], history[-2], history[-1]
+    if abs(now - before) <= 0.1 * max(before, 1.0):
+        return "steady"
+    return "persistent" if abs(now - last) <= 0.1 * max(last, 1.0) else "temporary"
+
+
+def sensitivity_text(
+    view: StageView, theta: Theta, rule: AnchorAndAdjust, customer_demand: float, order_change: float, trend: str
+) -> str:
+    """The templated textual sensitivity a rule-based REP player sends (the paper's example, §3.1 and §5)."""
+    gap = view.net_stock - theta[TARGET]
+    supply_rounds = view.supply_line / max(customer_demand, 1e-9)
+    return (
+        f"Customer demand looks like {customer_demand:.1f} a round; my own orders in look {trend}. "
+        f"If demand rises 10%, I'd order {order_change:.1f} more. "
+        f"My stock target is {rule.desired_stock:.0f} and my stock is {abs(gap):.0f} "
+        f"{'above' if gap >= 0 else 'below'} my current target, with {view.supply_line:.0f} on order "
+        f"({supply_rounds:.1f} rounds of supply for a {view.lead_time}-round lead time). "
+        f"I'd normally correct {rule.stock_adjustment:.0%} of a stock gap a round."
+    )

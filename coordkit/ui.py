@@ -1,0 +1,274 @@
+"""`ExperimentPanel`: controls on top, a status line, and a chart that follows the controls.
+
+Declare the parameters, give a function that runs the experiment and (optionally) one that charts the result::
+
+    panel = ExperimentPanel(
+        run=simulate,  # simulate(n_agents=..., noise=..., strategy=...) -> DataFrame
+        params=[Slider("n_agents", 2, 50, default=10), Slider("noise", 0.0, 1.0, 0.05), Choice("strategy", ["greedy", "fair"])],
+        chart=lambda df: viz.lines(df, "step", "welfare", color="strategy"),
+    )
+    panel  # last expression of the cell: shows the panel
+"""
+
+import asyncio
+import html
+import inspect
+import numbers
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+import ipywidgets as widgets
+from IPython import get_ipython
+from IPython.core.formatters import DisplayFormatter
+
+CONTROL_STYLE = {"description_width": "initial"}
+
+
+@dataclass(frozen=True)
+class Slider:
+    """A number between `low` and `high`; an integer slider if `low`, `high`, `step` (and `default`) are integers."""
+
+    name: str
+    low: int | float
+    high: int | float
+    step: int | float = 1
+    default: int | float | None = None  # None: `low`
+    label: str | None = None  # None: the name with spaces
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if not self.low < self.high:
+            raise ValueError(f"Slider {self.name!r}: low ({self.low}) must be below high ({self.high})")
+        if not self.step > 0:
+            raise ValueError(f"Slider {self.name!r}: step must be positive, got {self.step}")
+        if self.default is not None and not self.low <= self.default <= self.high:
+            raise ValueError(f"Slider {self.name!r}: default {self.default} is outside [{self.low}, {self.high}]")
+
+    @property
+    def is_int(self) -> bool:
+        """Whether the slider moves in whole numbers."""
+        values = (self.low, self.high, self.step, self.low if self.default is None else self.default)
+        return all(isinstance(value, numbers.Integral) for value in values)
+
+    def widget(self) -> widgets.IntSlider | widgets.FloatSlider:
+        """A fresh slider that only reports a value when released."""
+        value = self.low if self.default is None else self.default
+        common = {"description": _describe(self.name, self.label), "continuous_update": False, "style": CONTROL_STYLE}
+        if self.is_int:
+            return widgets.IntSlider(value=int(value), min=int(self.low), max=int(self.high), step=int(self.step), **common)
+        return widgets.FloatSlider(
+            value=value, min=self.low, max=self.high, step=self.step, readout_format=f".{_decimals(self.step)}f", **common
+        )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a few `options`: plain values, or (label, value) pairs to show friendlier names."""
+
+    name: str
+    options: Sequence[Any]
+    default: Any = None  # None: the first option's value
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if not self.options:
+            raise ValueError(f"Choice {self.name!r} has no options")
+        object.__setattr__(self, "options", tuple(self.options))
+        if self.default is not None and self.default not in self.values:
+            raise ValueError(f"Choice {self.name!r}: default {self.default!r} is not one of {list(self.values)}")
+
+    @property
+    def pairs(self) -> tuple[tuple[str, Any], ...]:
+        """The options as (label, value) pairs."""
+        if all(isinstance(option, tuple) and len(option) == 2 and isinstance(option[0], str) for option in self.options):
+            return self.options
+        return tuple((str(option), option) for option in self.options)
+
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """The values `run` can receive."""
+        return tuple(value for _, value in self.pairs)
+
+    def widget(self) -> widgets.Dropdown:
+        """A fresh dropdown."""
+        value = self.values[0] if self.default is None else self.default
+        return widgets.Dropdown(
+            options=self.pairs, value=value, description=_describe(self.name, self.label), style=CONTROL_STYLE
+        )
+
+
+@dataclass(frozen=True)
+class Toggle:
+    """On or off."""
+
+    name: str
+    default: bool = False
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if not isinstance(self.default, bool):
+            raise ValueError(f"Toggle {self.name!r}: default must be True or False, got {self.default!r}")
+
+    def widget(self) -> widgets.Checkbox:
+        """A fresh checkbox."""
+        return widgets.Checkbox(
+            value=self.default, description=_describe(self.name, self.label), indent=False, style=CONTROL_STYLE
+        )
+
+
+Param = Slider | Choice | Toggle
+
+
+class ExperimentPanel:
+    """Controls, a status line and a chart area; every change of a control runs the experiment again.
+
+    Inside Jupyter, changes are debounced: a burst of changes within `debounce` seconds causes one run with
+    the latest values. Without a running event loop (scripts, tests) or with ``debounce=0``, each change
+    runs at once. A run that raises leaves the previous chart in place and shows the error in the status line.
+    If `run` takes a ``progress`` argument, it receives a callable ``progress(fraction)`` that drives a progress bar.
+    """
+
+    def __init__(
+        self,
+        run: Callable[..., Any],
+        params: Sequence[Param],
+        chart: Callable[[Any], Any] | None = None,
+        debounce: float = 0.25,
+        title: str | None = None,
+        run_on_start: bool = True,
+    ) -> None:
+        names = [param.name for param in params]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate parameter names: {', '.join(duplicates)}")
+        self._run = run
+        self._chart = chart
+        self._takes_progress = "progress" in inspect.signature(run).parameters
+        self._pending: asyncio.TimerHandle | None = None
+        self.debounce = debounce
+        self.result: Any = None
+        self.last_error: Exception | None = None
+
+        self.controls = {param.name: param.widget() for param in params}
+        self.status = widgets.HTML()
+        self.progress = widgets.FloatProgress(min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden"))
+        self.output = widgets.Output()
+        heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
+        status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
+        self.widget = widgets.VBox([*heading, widgets.VBox(list(self.controls.values())), status_line, self.output])
+
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        if run_on_start:
+            self.refresh()
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The current value of every control, by parameter name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def refresh(self) -> None:
+        """Run the experiment now with the current values and show the result."""
+        self._cancel_pending()
+        self._set_status("running…", "#666666")
+        options = {"progress": self._report_progress} if self._takes_progress else {}
+        started = time.perf_counter()
+        try:
+            self.result = self._run(**self.values, **options)
+            shown = self._chart(self.result) if self._chart else self.result
+            outputs = tuple(_display_data(item) for item in (shown if isinstance(shown, (list, tuple)) else [shown]))
+        except Exception as error:  # any failure of user code belongs in the status line
+            self.last_error = error
+            self._set_status(f"error: {_summary(error)}", "#b00020")
+        else:
+            self.last_error = None
+            self.output.outputs = outputs
+            self._set_status(f"done in {_duration(time.perf_counter() - started)}", "#666666")
+        finally:
+            self.progress.layout.visibility = "hidden"
+
+    def _on_change(self, change: dict) -> None:
+        """Run now, or (inside an event loop) once `debounce` seconds after the last change."""
+        loop = _running_loop()
+        if self.debounce <= 0 or loop is None:
+            self.refresh()
+            return
+        self._cancel_pending()
+        self._pending = loop.call_later(self.debounce, self.refresh)
+
+    def _cancel_pending(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+    def _report_progress(self, fraction: float) -> None:
+        self.progress.layout.visibility = "visible"
+        self.progress.value = round(min(max(fraction, 0.0), 1.0), 2)  # at most ~100 updates sent to the browser
+
+    def _set_status(self, text: str, color: str) -> None:
+        self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
+
+    def _repr_mimebundle_(self, **kwargs) -> dict | None:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _check_name(name: str) -> None:
+    if not name.isidentifier():
+        raise ValueError(f"parameter name {name!r} is not a valid Python identifier")
+
+
+def _describe(name: str, label: str | None) -> str:
+    return label if label is not None else name.replace("_", " ")
+
+
+def _decimals(step: float) -> int:
+    """How many decimals a slider with this step needs (0.05 -> 2)."""
+    return max(0, -Decimal(str(step)).normalize().as_tuple().exponent)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _display_data(obj: Any) -> dict:
+    """The notebook output for `obj`.
+
+    Written straight into the Output widget's state, which works from timer callbacks too (``with output:``
+    only captures while the triggering message is still being handled). Rendering errors are raised, not printed.
+    """
+    if hasattr(obj, "_repr_mimebundle_"):
+        bundle = obj._repr_mimebundle_(include=None, exclude=None)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+    else:
+        data, metadata = _formatter().format(obj)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+def _formatter() -> DisplayFormatter:
+    """IPython's formatter (with whatever the notebook registered), or a plain one outside IPython."""
+    shell = get_ipython()
+    return shell.display_formatter if shell is not None else _plain_formatter()
+
+
+@cache
+def _plain_formatter() -> DisplayFormatter:
+    return DisplayFormatter()
+
+
+def _summary(error: Exception) -> str:
+    """`ValueError: the first line of the message`, at most 200 characters."""
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[0]}"[:200] if message else type(error).__name__
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"

@@ -1,0 +1,203 @@
+"""Charts for the notebooks: one Altair theme, offline renderers, and a few shared chart builders.
+
+Call :func:`setup` once at the top of a notebook. Everything renders without a network connection.
+
+Altair's 5,000-row limit stays on: aggregate in pandas first (one row per point, bar or cell), which keeps
+charts fast and notebooks small.
+"""
+
+import functools
+import json
+import uuid
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+import vl_convert
+
+THEME = "coordkit"
+RENDERERS = ("svg", "png", "html-inline")
+SAVE_FORMATS = (".svg", ".png")
+WIDTH = 520
+HEIGHT = 240
+
+
+@alt.theme.register(THEME, enable=False)
+def coordkit_theme() -> alt.theme.ThemeConfig:
+    """A clean theme: colour-blind-safe palettes, left-aligned titles, light grid, readable font sizes."""
+    return {
+        "config": {
+            "view": {
+                "continuousWidth": WIDTH,
+                "continuousHeight": HEIGHT,
+                "discreteWidth": WIDTH,
+                "discreteHeight": HEIGHT,
+                "stroke": None,
+            },
+            "title": {"anchor": "start", "fontSize": 15, "fontWeight": 600, "offset": 10},
+            "axis": {
+                "labelFontSize": 12,
+                "titleFontSize": 13,
+                "titleFontWeight": "normal",
+                "gridColor": "#e6e6e6",
+                "domainColor": "#888888",
+                "tickColor": "#888888",
+            },
+            "axisXDiscrete": {"labelAngle": 0},
+            "legend": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+            "header": {"labelFontSize": 13, "titleFontSize": 13},
+            "range": {
+                "category": {"scheme": "tableau10"},
+                "heatmap": {"scheme": "viridis"},
+                "ramp": {"scheme": "viridis"},
+            },
+            "line": {"strokeWidth": 2},
+        }
+    }
+
+
+def setup(renderer: str = "svg") -> None:
+    """Enable the coordkit theme and an offline renderer; safe to call more than once.
+
+    - ``"svg"`` (default): static, deterministic SVG made by vl-convert.
+    - ``"png"``: static PNG made by vl-convert, at double resolution for sharp display.
+    - ``"html-inline"``: interactive (tooltips, zoom) with the Vega JavaScript embedded in every chart
+      (about 0.9 MB each, no CDN); needs a trusted notebook.
+
+    Altair's 5,000-row limit is kept on purpose: aggregate in pandas before charting.
+    """
+    if renderer not in RENDERERS:
+        raise ValueError(f"unknown renderer {renderer!r}; choose one of {', '.join(RENDERERS)}")
+    alt.theme.enable(THEME)
+    if renderer == "svg":
+        alt.renderers.enable("svg")
+    elif renderer == "png":
+        alt.renderers.enable("png", ppi=144)
+    else:
+        alt.renderers.register("coordkit-html-inline", _inline_html_renderer)
+        alt.renderers.enable("coordkit-html-inline")
+
+
+def save(chart: alt.typing.ChartType, path: str | Path) -> Path:
+    """Write `chart` to a .svg or .png file (offline, via vl-convert), creating parent folders."""
+    path = Path(path)
+    if path.suffix.lower() not in SAVE_FORMATS:
+        raise ValueError(f"cannot save {path.name!r}: use one of {', '.join(SAVE_FORMATS)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chart.save(path, format=path.suffix.lower()[1:])
+    return path
+
+
+def lines(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str | None = None,
+    y_title: str | None = None,
+    x_title: str | None = None,
+) -> alt.Chart:
+    """Lines with points, one line per `color` value; axis types follow the columns' dtypes."""
+    encoding = {
+        "x": alt.X(x, title=_or_default(x_title), axis=_axis_for(df[x])),
+        "y": alt.Y(y, title=_or_default(y_title), axis=_axis_for(df[y])),
+        "tooltip": [column for column in (x, y, color) if column],
+    }
+    if color:
+        encoding["color"] = alt.Color(color)
+    return alt.Chart(df, title=_or_default(title)).mark_line(point=True).encode(**encoding)
+
+
+def bars(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str | None = None,
+    low: str | None = None,
+    high: str | None = None,
+) -> alt.Chart | alt.LayerChart:
+    """Bars per `x` category (grouped side by side by `color`), with error bars from the `low`/`high` columns."""
+    base = alt.Chart(df, title=_or_default(title)).encode(x=alt.X(x), **({"xOffset": alt.XOffset(color)} if color else {}))
+    chart = base.mark_bar().encode(
+        y=alt.Y(y),
+        tooltip=[column for column in (x, color, y, low, high) if column],
+        **({"color": alt.Color(color)} if color else {}),
+    )
+    if low is None and high is None:
+        return chart
+    if low is None or high is None:
+        raise ValueError("error bars need both `low` and `high` columns")
+    errors = base.mark_errorbar(ticks=True, color="#333333").encode(y=alt.Y(low, title=y), y2=alt.Y2(high))
+    return chart + errors
+
+
+def paper_vs_kit(
+    df: pd.DataFrame,
+    metric: str,
+    value: str,
+    source: str = "source",
+    title: str | None = None,
+) -> alt.FacetChart:
+    """One small panel per metric, a labelled bar per source ("paper", "kit", ...), each on its own scale."""
+    sources = list(pd.unique(df[source]))
+    base = alt.Chart().encode(
+        x=alt.X(source, sort=sources, title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(value, title=None),
+    )
+    bar = base.mark_bar().encode(color=alt.Color(source, sort=sources, legend=None))
+    label = base.mark_text(dy=-6, fontSize=12).encode(text=alt.Text(value, format=",.4~r"))
+    return (
+        alt.layer(bar, label, data=df)
+        .properties(width=140, height=180)
+        .facet(facet=alt.Facet(metric, title=None, sort=list(pd.unique(df[metric]))), columns=3, title=_or_default(title))
+        .resolve_scale(y="independent")
+    )
+
+
+def heatmap(df: pd.DataFrame, x: str, y: str, value: str, title: str | None = None) -> alt.Chart:
+    """A grid of cells at (`x`, `y`) coloured by `value` (viridis for numbers, the category palette otherwise)."""
+    return (
+        alt.Chart(df, title=_or_default(title))
+        .mark_rect()
+        .encode(x=alt.X(x, type="ordinal"), y=alt.Y(y, type="ordinal"), color=alt.Color(value), tooltip=[x, y, value])
+    )
+
+
+def _or_default(value: str | None) -> alt.typing.Optional[str]:
+    """`value`, or Altair's "not set" marker so that Vega-Lite picks its default."""
+    return alt.Undefined if value is None else value
+
+
+def _axis_for(column: pd.Series) -> alt.Axis:
+    """An axis with whole-number ticks for integer columns (rounds, counts), Vega-Lite's choice otherwise."""
+    return alt.Axis(tickMinStep=1) if pd.api.types.is_integer_dtype(column) else alt.Axis()
+
+
+def _inline_html_renderer(spec: dict, **metadata) -> dict[str, str]:
+    """HTML that embeds the chart with an inline copy of Vega.
+
+    Altair's own inline template declares globals (`const spec`, ...), so a second chart on the same page
+    fails; here the bundle runs once per page inside a function and each chart embeds into its own div.
+    """
+    spec_json = json.dumps(spec).replace("</", "<\\/")
+    options = json.dumps({"mode": "vega-lite", "actions": {"export": True, "source": False, "editor": False}})
+    div = f"coordkit-chart-{uuid.uuid4().hex}"
+    return {
+        "text/html": f"""<div id="{div}"></div>
+<script type="text/javascript">
+if (!window.vegaEmbed) {{ (function () {{ {_vega_bundle()} }})(); }}
+(function () {{
+  let el = document.currentScript && document.currentScript.previousElementSibling;
+  if (!el || el.id !== "{div}") {{ el = document.getElementById("{div}"); }}
+  window.vegaEmbed(el, {spec_json}, {options}).catch(console.error);
+}})();
+</script>"""
+    }
+
+
+@functools.cache
+def _vega_bundle() -> str:
+    """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
+    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
+    return vl_convert.javascript_bundle(vl_version=f"v{major}_{minor}")

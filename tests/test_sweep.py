@@ -1,0 +1,147 @@
+import numpy as np
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+from sweep_targets import coin_run, seed_echo_run, walk_run
+
+from coordkit.seeds import derive_seeds
+from coordkit.sweep import ProcessEngine, SerialEngine, sweep
+
+GRID = {"p": [0.2, 0.8], "flips": [10, 20, 30]}
+
+
+def test_one_row_per_combination_and_seed_in_grid_then_seed_order():
+    result = sweep(coin_run, GRID, seeds=[5, 6], progress=False)
+    assert list(result.columns) == ["p", "flips", "seed", "heads", "rate"]
+    assert list(result[["p", "flips", "seed"]].itertuples(index=False, name=None)) == [
+        (p, flips, seed) for p in [0.2, 0.8] for flips in [10, 20, 30] for seed in [5, 6]
+    ]
+    assert result.index.equals(pd.RangeIndex(12))
+
+
+def test_each_row_is_the_run_for_its_parameters_and_seed():
+    result = sweep(coin_run, GRID, seeds=2, progress=False)
+    for row in result.itertuples(index=False):
+        assert row.heads == coin_run(row.p, row.flips, seed=row.seed)["heads"]
+
+
+def test_int_seeds_are_derived_from_base_seed():
+    result = sweep(coin_run, {"p": [0.5], "flips": [10]}, seeds=3, base_seed=9, progress=False)
+    assert result["seed"].tolist() == derive_seeds(9, 3)
+
+
+def test_dataframe_results_are_stacked_with_a_fresh_index():
+    result = sweep(walk_run, {"steps": [3, 2]}, seeds=[1, 2], progress=False)
+    assert list(result.columns) == ["steps", "seed", "position"]
+    assert result[["steps", "seed"]].values.tolist() == (
+        [[3, 1]] * 3 + [[3, 2]] * 3 + [[2, 1]] * 2 + [[2, 2]] * 2
+    )
+    assert result.index.equals(pd.RangeIndex(10))
+    assert result["position"].tolist()[:3] == walk_run(3, seed=1)["position"].tolist()
+
+
+@pytest.mark.parametrize("grid", [None, {}])
+def test_empty_grid_runs_once_per_seed_without_parameter_columns(grid):
+    result = sweep(seed_echo_run, grid, seeds=[3, 10], progress=False)
+    assert result.to_dict("list") == {"seed": [-3, -10], "value": [3, 3]}
+
+
+def test_result_columns_win_over_labels_of_the_same_name():
+    result = sweep(seed_echo_run, seeds=[4], progress=False)
+    assert list(result.columns) == ["seed", "value"]
+    assert result["seed"].tolist() == [-4]
+
+
+def test_tuple_parameter_values_are_kept_whole():
+    def run(shape, seed):
+        return {"cells": shape[0] * shape[1]}
+
+    result = sweep(run, {"shape": [(2, 3), (4, 4)]}, progress=False)
+    assert result["shape"].tolist() == [(2, 3), (4, 4)]
+    assert result["cells"].tolist() == [6, 16]
+
+
+def test_process_engine_returns_exactly_the_serial_result():
+    grid = {"p": [0.3, 0.7], "flips": [50, 100]}
+    serial = sweep(coin_run, grid, seeds=2, progress=False)
+    parallel = sweep(coin_run, grid, seeds=2, engine="processes", workers=2, progress=False)
+    assert_frame_equal(parallel, serial)
+
+
+def test_any_engine_with_a_map_method_can_be_plugged_in():
+    class ReversingEngine:
+        """Computes tasks last to first but still yields them in task order."""
+
+        def map(self, fn, tasks):
+            return reversed([fn(task) for task in reversed(tasks)])
+
+    grid = {"p": [0.3, 0.7], "flips": [10]}
+    expected = sweep(coin_run, grid, seeds=3, progress=False)
+    assert_frame_equal(
+        sweep(coin_run, grid, seeds=3, engine=ReversingEngine(), progress=False), expected
+    )
+    assert_frame_equal(
+        sweep(coin_run, grid, seeds=3, engine=SerialEngine(), progress=False), expected
+    )
+
+
+def test_process_engine_with_no_tasks_yields_nothing():
+    assert list(ProcessEngine(workers=2).map(abs, [])) == []
+
+
+def test_progress_bar_is_shown_only_when_asked(capsys):
+    sweep(coin_run, GRID, progress=True, desc="coins")
+    assert "coins" in capsys.readouterr().err
+    sweep(coin_run, GRID, progress=False, desc="coins")
+    assert capsys.readouterr().err == ""
+
+
+def test_unknown_engine_lists_the_valid_ones():
+    with pytest.raises(
+        ValueError, match="unknown engine 'threads'; choose 'serial' or 'processes'"
+    ):
+        sweep(coin_run, GRID, engine="threads")
+
+
+def test_process_engine_rejects_a_lambda():
+    with pytest.raises(ValueError, match="<lambda> is a lambda.*move it into a .py file"):
+        sweep(lambda seed: {"x": seed}, engine="processes")
+
+
+def test_process_engine_rejects_a_run_defined_in_main():
+    def run(seed):
+        return {"x": seed}
+
+    run.__module__ = "__main__"
+    with pytest.raises(ValueError, match=r"defined in __main__ \(a notebook cell or script\)"):
+        sweep(run, engine="processes", progress=False)
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ({"p": []}, r"grid\['p'\] must be a non-empty sequence"),
+        ({"p": 0.5}, r"grid\['p'\] must be a non-empty sequence"),
+        ({"name": "abc"}, r"grid\['name'\] must be a non-empty sequence"),
+        ({"seed": [1, 2]}, "grid must not contain 'seed'; pass seeds="),
+    ],
+)
+def test_bad_grid(grid, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(coin_run, grid, progress=False)
+
+
+@pytest.mark.parametrize("seeds", [0, []])
+def test_no_seeds(seeds):
+    with pytest.raises(ValueError, match="at least one seed"):
+        sweep(seed_echo_run, seeds=seeds, progress=False)
+
+
+def test_run_must_return_a_dataframe_or_mapping():
+    with pytest.raises(TypeError, match="DataFrame or a Mapping .* got list"):
+        sweep(lambda seed: [seed], progress=False)
+
+
+def test_numpy_arrays_are_accepted_as_grid_values():
+    result = sweep(coin_run, {"p": np.linspace(0, 1, 3), "flips": range(1, 3)}, progress=False)
+    assert result[["p", "flips"]].values.tolist() == [[p, f] for p in [0, 0.5, 1] for f in [1, 2]]
