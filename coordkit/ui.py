@@ -4,10 +4,14 @@ Declare the parameters, give a function that runs the experiment and (optionally
 
     panel = ExperimentPanel(
         run=simulate,  # simulate(n_agents=..., noise=..., strategy=...) -> DataFrame
-        params=[Slider("n_agents", 2, 50, default=10), Slider("noise", 0.0, 1.0, 0.05), Choice("strategy", ["greedy", "fair"])],
+        params=[
+            Slider("n_agents", 2, 50, default=10),
+            Slider("noise", 0.0, 1.0, step=0.05),
+            Choice("strategy", ["greedy", "fair"]),
+        ],
         chart=lambda df: viz.lines(df, "step", "welfare", color="strategy"),
     )
-    panel  # last expression of the cell: shows the panel
+    panel  # as the last expression of a cell, shows itself
 """
 
 import asyncio
@@ -26,18 +30,19 @@ from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
 
 CONTROL_STYLE = {"description_width": "initial"}
+GREY, RED = "#666666", "#b00020"
 
 
 @dataclass(frozen=True)
 class Slider:
-    """A number between `low` and `high`; an integer slider if `low`, `high`, `step` (and `default`) are integers."""
+    """A number from `low` to `high`; whole numbers only if `low`, `high`, `step` and `default` are ints."""
 
     name: str
     low: int | float
     high: int | float
     step: int | float = 1
     default: int | float | None = None  # None: `low`
-    label: str | None = None  # None: the name with spaces
+    label: str | None = None  # None: the name, with spaces for underscores
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -45,23 +50,38 @@ class Slider:
             raise ValueError(f"Slider {self.name!r}: low ({self.low}) must be below high ({self.high})")
         if not self.step > 0:
             raise ValueError(f"Slider {self.name!r}: step must be positive, got {self.step}")
-        if self.default is not None and not self.low <= self.default <= self.high:
-            raise ValueError(f"Slider {self.name!r}: default {self.default} is outside [{self.low}, {self.high}]")
+        if not self.low <= self.start <= self.high:
+            raise ValueError(f"Slider {self.name!r}: default {self.default} is not in [{self.low}, {self.high}]")
+
+    @property
+    def start(self) -> int | float:
+        """The value the slider starts at."""
+        return self.low if self.default is None else self.default
 
     @property
     def is_int(self) -> bool:
         """Whether the slider moves in whole numbers."""
-        values = (self.low, self.high, self.step, self.low if self.default is None else self.default)
-        return all(isinstance(value, numbers.Integral) for value in values)
+        numbers_given = (self.low, self.high, self.step, self.start)
+        return all(isinstance(number, numbers.Integral) for number in numbers_given)
 
     def widget(self) -> widgets.IntSlider | widgets.FloatSlider:
-        """A fresh slider that only reports a value when released."""
-        value = self.low if self.default is None else self.default
-        common = {"description": _describe(self.name, self.label), "continuous_update": False, "style": CONTROL_STYLE}
+        """A new slider that reports its value when released, not while dragged."""
+        common = {
+            "description": _describe(self.name, self.label),
+            "continuous_update": False,
+            "style": CONTROL_STYLE,
+        }
         if self.is_int:
-            return widgets.IntSlider(value=int(value), min=int(self.low), max=int(self.high), step=int(self.step), **common)
+            return widgets.IntSlider(
+                value=int(self.start), min=int(self.low), max=int(self.high), step=int(self.step), **common
+            )
         return widgets.FloatSlider(
-            value=value, min=self.low, max=self.high, step=self.step, readout_format=f".{_decimals(self.step)}f", **common
+            value=self.start,
+            min=self.low,
+            max=self.high,
+            step=self.step,
+            readout_format=f".{_decimals(self.step)}f",
+            **common,
         )
 
 
@@ -80,12 +100,12 @@ class Choice:
             raise ValueError(f"Choice {self.name!r} has no options")
         object.__setattr__(self, "options", tuple(self.options))
         if self.default is not None and self.default not in self.values:
-            raise ValueError(f"Choice {self.name!r}: default {self.default!r} is not one of {list(self.values)}")
+            raise ValueError(f"Choice {self.name!r}: default {self.default!r} is not among {list(self.values)}")
 
     @property
     def pairs(self) -> tuple[tuple[str, Any], ...]:
         """The options as (label, value) pairs."""
-        if all(isinstance(option, tuple) and len(option) == 2 and isinstance(option[0], str) for option in self.options):
+        if all(_is_labelled(option) for option in self.options):
             return self.options
         return tuple((str(option), option) for option in self.options)
 
@@ -94,11 +114,16 @@ class Choice:
         """The values `run` can receive."""
         return tuple(value for _, value in self.pairs)
 
+    @property
+    def start(self) -> Any:
+        """The value the dropdown starts at."""
+        return self.values[0] if self.default is None else self.default
+
     def widget(self) -> widgets.Dropdown:
-        """A fresh dropdown."""
-        value = self.values[0] if self.default is None else self.default
+        """A new dropdown."""
+        description = _describe(self.name, self.label)
         return widgets.Dropdown(
-            options=self.pairs, value=value, description=_describe(self.name, self.label), style=CONTROL_STYLE
+            options=self.pairs, value=self.start, description=description, style=CONTROL_STYLE
         )
 
 
@@ -116,9 +141,10 @@ class Toggle:
             raise ValueError(f"Toggle {self.name!r}: default must be True or False, got {self.default!r}")
 
     def widget(self) -> widgets.Checkbox:
-        """A fresh checkbox."""
+        """A new checkbox."""
+        description = _describe(self.name, self.label)
         return widgets.Checkbox(
-            value=self.default, description=_describe(self.name, self.label), indent=False, style=CONTROL_STYLE
+            value=self.default, description=description, indent=False, style=CONTROL_STYLE
         )
 
 
@@ -128,10 +154,11 @@ Param = Slider | Choice | Toggle
 class ExperimentPanel:
     """Controls, a status line and a chart area; every change of a control runs the experiment again.
 
-    Inside Jupyter, changes are debounced: a burst of changes within `debounce` seconds causes one run with
-    the latest values. Without a running event loop (scripts, tests) or with ``debounce=0``, each change
-    runs at once. A run that raises leaves the previous chart in place and shows the error in the status line.
-    If `run` takes a ``progress`` argument, it receives a callable ``progress(fraction)`` that drives a progress bar.
+    Inside Jupyter, changes are debounced: a burst of changes less than `debounce` seconds apart causes one
+    run with the latest values. Without a running event loop (scripts, tests) or with ``debounce=0``, each
+    change runs at once. A run that raises leaves the previous chart in place and shows the error in the
+    status line. If `run` takes a ``progress`` argument, it gets a ``progress(fraction)`` callable that
+    drives a progress bar.
     """
 
     def __init__(
@@ -161,7 +188,8 @@ class ExperimentPanel:
         self.output = widgets.Output()
         heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
-        self.widget = widgets.VBox([*heading, widgets.VBox(list(self.controls.values())), status_line, self.output])
+        controls = widgets.VBox(list(self.controls.values()))
+        self.widget = widgets.VBox([*heading, controls, status_line, self.output])
 
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -174,27 +202,28 @@ class ExperimentPanel:
         return {name: control.value for name, control in self.controls.items()}
 
     def refresh(self) -> None:
-        """Run the experiment now with the current values and show the result."""
+        """Run the experiment now with the current values, and show the result."""
         self._cancel_pending()
-        self._set_status("running…", "#666666")
-        options = {"progress": self._report_progress} if self._takes_progress else {}
+        self._set_status("running…", GREY)
+        extra = {"progress": self._show_progress} if self._takes_progress else {}
         started = time.perf_counter()
         try:
-            self.result = self._run(**self.values, **options)
+            self.result = self._run(**self.values, **extra)
             shown = self._chart(self.result) if self._chart else self.result
-            outputs = tuple(_display_data(item) for item in (shown if isinstance(shown, (list, tuple)) else [shown]))
-        except Exception as error:  # any failure of user code belongs in the status line
+            items = shown if isinstance(shown, (list, tuple)) else [shown]
+            outputs = tuple(_display_data(item) for item in items)
+        except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
             self.last_error = error
-            self._set_status(f"error: {_summary(error)}", "#b00020")
+            self._set_status(f"error: {_summary(error)}", RED)
         else:
             self.last_error = None
             self.output.outputs = outputs
-            self._set_status(f"done in {_duration(time.perf_counter() - started)}", "#666666")
+            self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
         finally:
             self.progress.layout.visibility = "hidden"
 
     def _on_change(self, change: dict) -> None:
-        """Run now, or (inside an event loop) once `debounce` seconds after the last change."""
+        """Run now, or, inside an event loop, `debounce` seconds after the last of a burst of changes."""
         loop = _running_loop()
         if self.debounce <= 0 or loop is None:
             self.refresh()
@@ -207,14 +236,14 @@ class ExperimentPanel:
             self._pending.cancel()
             self._pending = None
 
-    def _report_progress(self, fraction: float) -> None:
+    def _show_progress(self, fraction: float) -> None:
         self.progress.layout.visibility = "visible"
-        self.progress.value = round(min(max(fraction, 0.0), 1.0), 2)  # at most ~100 updates sent to the browser
+        self.progress.value = round(min(max(fraction, 0.0), 1.0), 2)  # rounded: at most ~100 updates to send
 
     def _set_status(self, text: str, color: str) -> None:
         self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
 
-    def _repr_mimebundle_(self, **kwargs) -> dict | None:
+    def _repr_mimebundle_(self, **kwargs) -> dict:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
@@ -223,12 +252,17 @@ def _check_name(name: str) -> None:
         raise ValueError(f"parameter name {name!r} is not a valid Python identifier")
 
 
+def _is_labelled(option: Any) -> bool:
+    """Whether a Choice option is a (label, value) pair, not a plain value such as (3, 3)."""
+    return isinstance(option, tuple) and len(option) == 2 and isinstance(option[0], str)
+
+
 def _describe(name: str, label: str | None) -> str:
     return label if label is not None else name.replace("_", " ")
 
 
 def _decimals(step: float) -> int:
-    """How many decimals a slider with this step needs (0.05 -> 2)."""
+    """How many decimals a slider with this step must show (0.05 -> 2)."""
     return max(0, -Decimal(str(step)).normalize().as_tuple().exponent)
 
 
@@ -240,16 +274,17 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def _display_data(obj: Any) -> dict:
-    """The notebook output for `obj`.
+    """The notebook output showing `obj`, ready for an Output widget's `outputs`.
 
-    Written straight into the Output widget's state, which works from timer callbacks too (``with output:``
-    only captures while the triggering message is still being handled). Rendering errors are raised, not printed.
+    Setting `outputs` directly also works from timer callbacks, where ``with output: display(...)`` loses
+    the output (the browser only captures messages of a request it is still tracking). Rendering errors
+    are raised here rather than printed, so that the status line can report them.
     """
-    if hasattr(obj, "_repr_mimebundle_"):
-        bundle = obj._repr_mimebundle_(include=None, exclude=None)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-    else:
+    bundle = obj._repr_mimebundle_(include=None, exclude=None) if hasattr(obj, "_repr_mimebundle_") else None
+    if bundle is None:
         data, metadata = _formatter().format(obj)
+    else:
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
     return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
@@ -265,9 +300,9 @@ def _plain_formatter() -> DisplayFormatter:
 
 
 def _summary(error: Exception) -> str:
-    """`ValueError: the first line of the message`, at most 200 characters."""
-    message = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {message[0]}"[:200] if message else type(error).__name__
+    """``ValueError: first line of the message``, at most 200 characters."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}"[:200] if lines else type(error).__name__
 
 
 def _duration(seconds: float) -> str:

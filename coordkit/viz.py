@@ -117,17 +117,16 @@ def bars(
     low: str | None = None,
     high: str | None = None,
 ) -> alt.Chart | alt.LayerChart:
-    """Bars per `x` category (grouped side by side by `color`), with error bars from the `low`/`high` columns."""
-    base = alt.Chart(df, title=_or_default(title)).encode(x=alt.X(x), **({"xOffset": alt.XOffset(color)} if color else {}))
-    chart = base.mark_bar().encode(
-        y=alt.Y(y),
-        tooltip=[column for column in (x, color, y, low, high) if column],
-        **({"color": alt.Color(color)} if color else {}),
-    )
-    if low is None and high is None:
-        return chart
-    if low is None or high is None:
+    """Bars per `x` category, side by side per `color` value; error bars span the `low` to `high` columns."""
+    if (low is None) != (high is None):
         raise ValueError("error bars need both `low` and `high` columns")
+    side_by_side = {"xOffset": alt.XOffset(color)} if color else {}
+    coloured = {"color": alt.Color(color)} if color else {}
+    tooltip = [column for column in (x, color, y, low, high) if column]
+    base = alt.Chart(df, title=_or_default(title)).encode(x=alt.X(x), **side_by_side)
+    chart = base.mark_bar().encode(y=alt.Y(y), tooltip=tooltip, **coloured)
+    if low is None:
+        return chart
     errors = base.mark_errorbar(ticks=True, color="#333333").encode(y=alt.Y(low, title=y), y2=alt.Y2(high))
     return chart + errors
 
@@ -147,20 +146,26 @@ def paper_vs_kit(
     )
     bar = base.mark_bar().encode(color=alt.Color(source, sort=sources, legend=None))
     label = base.mark_text(dy=-6, fontSize=12).encode(text=alt.Text(value, format=",.4~r"))
+    panel = alt.Facet(metric, title=None, sort=list(pd.unique(df[metric])))
     return (
         alt.layer(bar, label, data=df)
         .properties(width=140, height=180)
-        .facet(facet=alt.Facet(metric, title=None, sort=list(pd.unique(df[metric]))), columns=3, title=_or_default(title))
+        .facet(facet=panel, columns=3, title=_or_default(title))
         .resolve_scale(y="independent")
     )
 
 
 def heatmap(df: pd.DataFrame, x: str, y: str, value: str, title: str | None = None) -> alt.Chart:
-    """A grid of cells at (`x`, `y`) coloured by `value` (viridis for numbers, the category palette otherwise)."""
+    """Cells at (`x`, `y`) coloured by `value`: viridis for numbers, the category palette otherwise."""
     return (
         alt.Chart(df, title=_or_default(title))
         .mark_rect()
-        .encode(x=alt.X(x, type="ordinal"), y=alt.Y(y, type="ordinal"), color=alt.Color(value), tooltip=[x, y, value])
+        .encode(
+            x=alt.X(x, type="ordinal"),
+            y=alt.Y(y, type="ordinal"),
+            color=alt.Color(value),
+            tooltip=[x, y, value],
+        )
     )
 
 

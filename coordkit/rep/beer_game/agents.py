@@ -29,7 +29,7 @@ class Stage(mesa.Agent):
         self.supply_line = float(base) * lead_time
         self.expected_demand = float(base)
         self.demand_history: list[float] = []
-        self.incoming_order = self.received = self.shipped = self.order = 0.0
+        self.incoming_order = self.received = self.shipped = self.order = float(base)  # the steady state
         self.round_cost = 0.0
         self.message = ""
         self.client = None  # a REPClient or A2AClient, set by the model

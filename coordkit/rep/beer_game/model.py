@@ -10,6 +10,7 @@ neighbours' messages, aggregate (REP), optional consensus, decide, send; 5. orde
 """
 
 import mesa
+import pandas as pd
 import numpy as np
 
 from coordkit.llm import LLMClient
@@ -77,9 +78,7 @@ class BeerGame(mesa.Model):
         self.initial_inventory = initial_inventory
         self.holding_cost = holding_cost
         self.backlog_cost = backlog_cost
-        self.customer_demand = 0.0
-        self.brewed = 0.0
-        self.delivered = 0.0
+        self.customer_demand = self.brewed = self.delivered = float(base_demand)  # the steady state before round 1
         self.transport = InProcessTransport()
         self.synthesiser = llm_synthesis(llm) if llm is not None else RuleSynthesis()
 
@@ -241,3 +240,17 @@ def check_parameters(p: dict) -> None:
         raise ValueError(f"player_spread={p['player_spread']} must be in [0, 1)")
     if p["consensus"] not in (None, "median_coordinate"):
         raise ValueError(f"unknown consensus {p['consensus']!r}; use None or 'median_coordinate'")
+
+
+def rounds_frame(model: BeerGame) -> pd.DataFrame:
+    """One row per round and stage (round 0 is the initial state), with the customer demand of the round.
+
+    Columns: round, stage, position, customer_demand, demand (incoming order), order, received, shipped,
+    inventory, backlog, supply_line, cost, target_inventory, order_adjustment, message.
+    """
+    agents = model.datacollector.get_agent_vars_dataframe().reset_index()
+    rounds = model.datacollector.get_model_vars_dataframe()["customer_demand"]
+    agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
+    agents["round"] = agents["round"].astype(int)
+    agents.insert(3, "customer_demand", agents["round"].map(rounds.reset_index(drop=True)))
+    return agents

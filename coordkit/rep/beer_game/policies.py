@@ -70,8 +70,9 @@ class AnchorAndAdjust:
 
 @dataclass(frozen=True)
 class BaseStock:
-    """The order-up-to reference: replace expected demand and close both gaps in full (α_S = 1, β = 1):
-    O = L̂ + (S* − S) + (L̂·lead time − SL), with the stock target S* the game's initial inventory."""
+    """The order-up-to reference, closing both gaps in full (α_S = 1, β = 1): order what brings the supply
+    line back to a lead time of expected demand and the stock back to its target,
+    O = (S* − S) + (L̂·lead time − SL), with the stock target S* the game's initial inventory."""
 
     smoothing: float = 0.36
     desired_stock: float = 12.0
@@ -85,7 +86,7 @@ class BaseStock:
         demand = self.forecast(view)
         stock_gap = self.desired_stock - view.net_stock
         supply_gap = demand * view.lead_time - view.supply_line
-        return max(0.0, demand + stock_gap + supply_gap)
+        return max(0.0, stock_gap + supply_gap)
 
     def reasoning(self, view: StageView, order: float) -> str:
         return f"Ordering {order:.0f} to restore {self.desired_stock:.0f} in stock and a full supply line."

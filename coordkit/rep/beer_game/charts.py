@@ -1,0 +1,54 @@
+"""Beer Game charts: orders, inventory and costs by stage, and the paper's Figure 1 beside the kit's."""
+
+import altair as alt
+import pandas as pd
+
+from coordkit import viz
+from coordkit.paths import paper_numbers
+from coordkit.rep.beer_game import metrics
+
+PROTOCOL_NAMES = {
+    "a2a": "A2A",
+    "rep_numerical": "REP numerical",
+    "rep_textual": "REP textual",
+    "base_stock": "base-stock",
+}
+
+
+def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | None = None) -> alt.Chart:
+    """One line per stage over rounds (mean over seeds if there are several), with customer demand dashed."""
+    mean = rounds.groupby(["round", "position", "stage"], as_index=False)[[value, "customer_demand"]].mean()
+    stages = viz.lines(mean, "round", value, color="stage", title=title, y_title=value.replace("_", " "))
+    stages = stages.encode(color=alt.Color("stage", sort=list(mean.sort_values("position")["stage"].unique())))
+    if value != "order":
+        return stages
+    demand = mean.drop_duplicates("round").assign(series="customer demand")
+    dashed = alt.Chart(demand).mark_line(strokeDash=[4, 3], color="black").encode(x="round", y="customer_demand")
+    return stages + dashed
+
+
+def costs(games: pd.DataFrame) -> alt.Chart:
+    """Total cost per protocol: mean over games with ± sd error bars (``games`` from ``per_game``)."""
+    table = games.groupby("protocol", sort=False)["total_cost"].agg(["mean", "std"]).reset_index()
+    table["protocol"] = table["protocol"].map(PROTOCOL_NAMES)
+    table["low"], table["high"] = table["mean"] - table["std"], table["mean"] + table["std"]
+    return viz.bars(table, "protocol", "mean", title="Total cost (mean ± sd)", low="low", high="high")
+
+
+def paper_vs_kit(games: pd.DataFrame) -> alt.FacetChart:
+    """Total cost per protocol, the paper's LLM players beside the kit's rule-based ones."""
+    kit = games.groupby("protocol")["total_cost"].mean()
+    paper = paper_numbers("rep_beer_game").query("metric == 'total_cost'").set_index("protocol")["value"]
+    rows = [
+        {"protocol": PROTOCOL_NAMES[p], "source": source, "total cost ($)": float(value)}
+        for p in paper.index
+        for source, value in (("paper (LLM players)", paper[p]), ("kit (rule-based)", kit[p]))
+    ]
+    return viz.paper_vs_kit(pd.DataFrame(rows), "protocol", "total cost ($)", title="Total cost, paper vs kit")
+
+
+def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
+    """The paper's Figure 1, redrawn: (A) orders under A2A, (B) under REP, (C) total cost vs the paper."""
+    a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title="(A) A2A: orders by stage")
+    rep = by_stage(rounds[rounds["protocol"] == "rep_textual"], title="(B) REP textual: orders by stage")
+    return alt.vconcat(alt.hconcat(a2a, rep).resolve_scale(y="shared"), paper_vs_kit(metrics.per_game(rounds)))
