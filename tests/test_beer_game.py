@@ -1,0 +1,134 @@
+"""The Beer Game: stock-and-flow balance, hand-computed costs, determinism, errors, and REP vs A2A."""
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coordkit.rep.beer_game import metrics
+from coordkit.rep.beer_game.experiments import game_summary, play
+from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame, rounds_frame
+
+
+def test_steady_state_costs_match_a_hand_computation():
+    # 2 stages at equilibrium, demand 4 forever: each stage holds 12 cases -> $6 a round; 2 rounds -> $24.
+    game = play("base_stock", stages=2, rounds=2, step_round=1, step_size=0, player_spread=0)
+    assert rounds_frame(game)["cost"].sum() == 24.0
+
+
+def test_a_demand_step_costs_match_a_hand_computation():
+    # Round 1, demand 8. Retailer: 12 + 4 arriving - 8 shipped = 8 held -> $4.
+    # Factory: 12 + 4 brewed arriving - 4 ordered by the retailer 2 rounds ago = 12 held -> $6.
+    rounds = rounds_frame(play("a2a", stages=2, rounds=1, step_round=1, step_size=4))
+    costs = rounds[rounds["round"] == 1].set_index("stage")["cost"]
+    assert costs.to_dict() == {"retailer": 4.0, "factory": 6.0}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    protocol=st.sampled_from(PROTOCOLS),
+    stages=st.integers(2, 8),
+    order_delay=st.integers(1, 4),
+    shipping_delay=st.integers(1, 4),
+    step_size=st.integers(-4, 12),
+    demand_noise=st.sampled_from([0.0, 2.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_no_beer_is_created_or_lost(protocol, stages, order_delay, shipping_delay, step_size, demand_noise, seed):
+    game = BeerGame(protocol=protocol, stages=stages, rounds=12, order_delay=order_delay,
+                    shipping_delay=shipping_delay, step_size=step_size, demand_noise=demand_noise, rng=seed)
+    before = game.beer_in_system()
+    while game.running:
+        game.step()
+        after = game.beer_in_system()
+        assert after == before + game.brewed - game.delivered
+        assert all(s.inventory >= 0 and s.backlog >= 0 for s in game.chain)
+        assert_supply_lines_are_what_is_owed(game)
+        before = after
+
+
+def assert_supply_lines_are_what_is_owed(game: BeerGame) -> None:
+    """A stage's supply line is its orders in the mail, its supplier's backlog to it, and goods on the road."""
+    for stage, supplier in zip(game.chain, game.chain[1:]):
+        owed = sum(supplier.inbound_orders) + supplier.backlog + sum(stage.inbound_goods)
+        assert stage.supply_line == pytest.approx(owed)
+    factory = game.chain[-1]
+    assert factory.supply_line == pytest.approx(sum(game.brewery_orders) + sum(factory.inbound_goods))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_same_parameters_and_seed_give_the_same_game(protocol):
+    first, second = (rounds_frame(play(protocol, seed=7, demand_noise=1.0)) for _ in range(2))
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_different_seeds_give_different_players():
+    first, second = (rounds_frame(play("a2a", seed=s)) for s in (1, 2))
+    assert not first["order"].equals(second["order"])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"stages": 1}, "2 to 8 stages"),
+        ({"stages": 9}, "2 to 8 stages"),
+        ({"order_delay": -1}, "order_delay=-1"),
+        ({"shipping_delay": 0}, "shipping_delay=0"),
+        ({"step_round": 25}, "outside the horizon"),
+        ({"protocol": "rep"}, "a2a, rep_numerical, rep_textual, base_stock"),
+        ({"holding_cost": -0.5}, "must not be negative"),
+        ({"player_spread": 1.5}, "player_spread"),
+        ({"consensus": "mean"}, "median_coordinate"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params, message):
+    with pytest.raises(ValueError, match=message):
+        BeerGame(**params)
+
+
+def test_chain_length_and_stage_names():
+    game = play("rep_textual", stages=6, rounds=3, step_round=2)
+    assert [s.name for s in game.chain] == ["retailer", "wholesaler", "distributor", "stage 4", "stage 5", "factory"]
+
+
+def test_rep_players_pass_customer_demand_up_the_chain_one_stage_a_round():
+    game = BeerGame(protocol="rep_numerical", step_round=2, rounds=6, rng=0)
+    heard = []
+    for _ in range(6):
+        game.step()
+        heard.append([s.client._own.values["customer_demand"] for s in game.chain])
+    retailer_saw_rise = next(r for r, row in enumerate(heard) if row[0] > 4)
+    assert heard[retailer_saw_rise][3] == 4.0  # the factory has not heard yet ...
+    assert heard[retailer_saw_rise + 3][3] == heard[retailer_saw_rise][0]  # ... it hears 3 rounds later
+
+
+def test_median_consensus_aligns_every_players_coordination_variables():
+    game = play("rep_numerical", consensus="median_coordinate", rounds=5)
+    thetas = {tuple(sorted(s.client.theta.items())) for s in game.chain}
+    assert len(thetas) == 1
+
+
+def test_rep_beats_a2a_on_cost_and_bullwhip_over_20_seeds():
+    """The paper's Insight 1, in direction, for the rule-based populations with default parameters."""
+    games = pd.DataFrame([{"protocol": p, **game_summary(p, seed)} for p in ("a2a", "rep_numerical", "rep_textual")
+                          for seed in range(20)])
+    mean = games.groupby("protocol")[["total_cost", "bullwhip_ratio"]].mean()
+    for rep in ("rep_numerical", "rep_textual"):
+        assert mean.loc[rep, "total_cost"] < mean.loc["a2a", "total_cost"]
+        assert mean.loc[rep, "bullwhip_ratio"] < mean.loc["a2a", "bullwhip_ratio"]
+
+
+def test_bullwhip_ratio_and_stabilisation_on_a_known_frame():
+    rounds = pd.DataFrame({
+        "round": [1, 2, 3, 4] * 2,
+        "position": [0] * 4 + [1] * 4,
+        "stage": ["retailer"] * 4 + ["factory"] * 4,
+        "customer_demand": [4.0, 8.0, 8.0, 8.0] * 2,
+        "order": [4.0, 8.0, 8.0, 8.0, 4.0, 16.0, 8.0, 8.0],
+        "cost": [1.0] * 8,
+    })
+    demand_var = pd.Series([4.0, 8.0, 8.0, 8.0]).var()
+    assert metrics.bullwhip_ratio(rounds) == pytest.approx(pd.Series([4.0, 16, 8, 8]).var() / demand_var)
+    # factory jumps by 12 then 8 (> 0.25 x 8): calm from round 4 on, 2 rounds after the step at round 2
+    assert metrics.rounds_to_stabilise(rounds, step_round=2) == 2
+    assert metrics.total_cost(rounds) == 8.0

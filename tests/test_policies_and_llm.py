@@ -1,0 +1,117 @@
+"""The Policy idea: LLM decisions through the client interface, parsed, and falling back — counted — on failure."""
+
+import asyncio
+import json
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coordkit.llm import LLMError, LLMRequest, ScriptedClient
+from coordkit.llm.parsing import json_object, labelled_number, labelled_text
+from coordkit.policies import LLMPolicy, ReplyParseError, RulePolicy
+from coordkit.rep.beer_game.experiments import play
+from coordkit.rep.beer_game.model import rounds_frame
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET
+from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis, parse_synthesis, synthesis_request
+from coordkit.rep.protocol import SynthesisRequest
+
+REQUEST = SynthesisRequest(
+    {TARGET: 17.0, ADJUSTMENT: 0.26},
+    "Customer demand looks like 8.0 a round; my own orders in look persistent. If demand rises 10%, I'd order "
+    "1.0 more. My stock target is 17 and my stock is 5 below my current target, with 16 on order "
+    "(2.0 rounds of supply for a 4-round lead time). I'd normally correct 26% of a stock gap a round.",
+    ((2, "Customer demand looks like 8.0 a round; my own orders in look temporary. If demand rises 10%, I'd "
+         "order 2.0 more. My stock target is 21 and my stock is 3 above my current target, with 30 on order "
+         "(3.8 rounds of supply for a 4-round lead time). I'd normally correct 30% of a stock gap a round."),),
+)
+
+
+def doubling_policy(client):
+    return LLMPolicy(client, lambda x: LLMRequest.user("sys", f"double {x}"),
+                     lambda text, x: labelled_number(text, "DECISION"), RulePolicy(lambda x: -x, "negate"))
+
+
+def test_an_llm_decision_is_parsed_from_the_reply():
+    client = ScriptedClient(["Thinking...\nDECISION: 8\nREASONING: doubled"])
+    policy = doubling_policy(client)
+    assert policy.decide(4) == 8.0
+    assert policy.llm_decisions == 1 and policy.fallback_count == 0
+    assert client.requests[0].messages == (("user", "double 4"),)
+
+
+def test_failed_calls_and_nonsense_fall_back_and_are_counted_by_reason():
+    client = ScriptedClient([LLMError("rate limited"), "I would rather not say", TimeoutError("slow")])
+    policy = doubling_policy(client)
+    assert [policy.decide(3) for _ in range(4)] == [-3, -3, -3, -3]  # the 4th: the script ran out
+    assert policy.fallbacks == {"call failed (LLMError)": 2, "unparseable reply": 1, "call failed (TimeoutError)": 1}
+
+
+def test_the_async_path_answers_like_the_sync_one():
+    client = ScriptedClient(["DECISION: 3"], repeat=True)
+    reply = asyncio.run(client.acomplete(LLMRequest.user("sys", "hi")))
+    assert reply.text == "DECISION: 3" and reply.model == "scripted"
+
+
+def test_rule_synthesis_reads_targets_supply_and_judgement_from_the_texts():
+    theta = RuleSynthesis(damping=0.5).decide(REQUEST)
+    assert theta[TARGET] == pytest.approx((17 + 21) / 2)
+    # natural 26%, own supply 2.0 rounds for a 4-round lead time (not overfull), a neighbour says "temporary"
+    assert theta[ADJUSTMENT] == pytest.approx(0.26 * 0.5)
+
+
+def test_rule_synthesis_leaves_theta_alone_without_the_templated_phrases():
+    request = SynthesisRequest({TARGET: 17.0, ADJUSTMENT: 0.26}, "hello", ((1, "nothing to see"),))
+    assert RuleSynthesis().decide(request) == request.theta
+
+
+def test_llm_synthesis_prompt_carries_the_sensitivities_and_its_json_reply_sets_theta():
+    client = ScriptedClient(['```json\n{"TARGET_INVENTORY": 20, "ORDER_ADJUSTMENT_FACTOR": 0.2}\n```'])
+    policy = llm_synthesis(client)
+    assert policy.decide(REQUEST) == {TARGET: 20.0, ADJUSTMENT: 0.2}
+    request = client.requests[0]
+    assert "NEIGHBOR SENSITIVITIES" in request.messages[0][1] and "look temporary" in request.messages[0][1]
+    assert (request.temperature, request.max_tokens) == (0.1, 300)
+
+
+@pytest.mark.parametrize("reply", ['{"TARGET_INVENTORY": "lots"}', "no json", '{"TARGET_INVENTORY": NaN, '
+                                   '"ORDER_ADJUSTMENT_FACTOR": 1}', "[1, 2]"])
+def test_llm_synthesis_falls_back_to_the_rules_on_bad_json(reply):
+    policy = llm_synthesis(ScriptedClient([reply]))
+    assert policy.decide(REQUEST) == RuleSynthesis().decide(REQUEST)
+    assert policy.fallback_count == 1
+
+
+def test_a_beer_game_with_a_failing_llm_runs_on_its_fallback_and_reports_it():
+    client = ScriptedClient(["not json"], repeat=True)
+    with_llm = play("rep_textual", seed=3, llm=client)
+    without = play("rep_textual", seed=3)
+    pd.testing.assert_frame_equal(rounds_frame(with_llm), rounds_frame(without))
+    assert with_llm.llm_fallbacks == with_llm.llm_calls == len(client.requests) > 0
+
+
+def test_a_beer_game_follows_the_llms_coordination_variables():
+    reply = json.dumps({"TARGET_INVENTORY": 30, "ORDER_ADJUSTMENT_FACTOR": 0.5})
+    game = play("rep_textual", seed=3, rounds=6, llm=ScriptedClient([reply], repeat=True))
+    assert game.llm_fallbacks == 0
+    assert all(s.client.theta == {TARGET: 30.0, ADJUSTMENT: 0.5} for s in game.chain)
+    assert synthesis_request(REQUEST).purpose == "rep.beer_game.aggregate"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text())
+def test_reply_parsers_never_raise_anything_but_parse_errors(text):
+    for parse in (lambda t: labelled_number(t, "DECISION"), lambda t: labelled_text(t, "SENSITIVITY"), json_object,
+                  lambda t: parse_synthesis(t, REQUEST)):
+        try:
+            parse(text)
+        except ReplyParseError:
+            pass
+
+
+def test_parsers_read_what_the_prompts_ask_for():
+    assert labelled_number("**DECISION:** 12 boats", "DECISION") == 12
+    assert labelled_text("DECISION: 3\nSENSITIVITY: if demand rises\nI order more", "SENSITIVITY") == \
+        "if demand rises\nI order more"
+    assert json_object('noise {"a": {"b": 1}} tail') == {"a": {"b": 1}}

@@ -1,0 +1,137 @@
+"""REP core: transport timing, updaters, consensus, configure's errors, and the A2A baseline."""
+
+import pytest
+
+from coordkit.policies import RulePolicy
+from coordkit.rep.protocol import (
+    InProcessTransport,
+    MedianConsensus,
+    Message,
+    NumericalGradUpdater,
+    Sensitivity,
+    TextualGradUpdater,
+    configure,
+    configure_a2a,
+    run_consensus,
+)
+
+
+class Proposer:
+    """A REP agent that decides its θ's x and proposes a fixed value for x."""
+
+    def __init__(self, x: float, proposal: float):
+        self.x, self.proposal = x, proposal
+
+    def initial_theta(self):
+        return {"x": self.x}
+
+    def decide(self, theta, neighbour_messages):
+        return theta["x"], Sensitivity({"propose:x": self.proposal}, f"I propose {self.proposal}")
+
+
+def ring(n, transport, **options):
+    return [
+        configure(Proposer(float(i), float(10 * i)), agent_id=i, neighbours=[(i - 1) % n, (i + 1) % n],
+                  transport=transport, **options)
+        for i in range(n)
+    ]
+
+
+def play_round(clients, transport):
+    for client in clients:
+        client.receive()
+        client.sync()
+    run_consensus(clients)
+    for client in clients:
+        client.send(*client.decide())
+    transport.deliver()
+
+
+def test_messages_arrive_the_round_after_they_are_sent_and_only_at_neighbours():
+    transport = InProcessTransport()
+    clients = ring(4, transport)
+    assert clients[0].receive() == ({}, {})
+    play_round(clients, transport)
+    decisions, sensitivities = clients[0].receive()
+    assert decisions == {3: 3.0, 1: 1.0}
+    assert sensitivities[1].values == {"propose:x": 10.0}
+    assert transport.messages_sent == 8
+
+
+def test_numerical_updater_steps_towards_the_mean_proposal():
+    updater = NumericalGradUpdater(eta=0.5)
+    neighbours = [Message(j, 0, 0, Sensitivity({"propose:x": p})) for j, p in ((1, 4.0), (2, 8.0))]
+    # g = mean(θ − θ̂) = mean(0 − 4, 0 − 8) = −6 ; θ ← 0 − 0.5·(−6) = 3
+    assert updater.update({"x": 0.0}, neighbours, own=None) == {"x": 3.0}
+
+
+def test_numerical_updater_clips_to_bounds_and_ignores_unknown_variables():
+    updater = NumericalGradUpdater(eta=1.0, bounds={"x": (0.0, 5.0)})
+    neighbours = [Message(1, 0, 0, Sensitivity({"propose:x": 9.0, "propose:y": 1.0}))]
+    assert updater.update({"x": 0.0}, neighbours, own=None) == {"x": 5.0}
+
+
+def test_textual_updater_moves_theta_towards_the_synthesised_proposal():
+    synthesiser = RulePolicy(lambda request: {"x": float(len(request.neighbour_texts))}, name="count")
+    updater = TextualGradUpdater(synthesiser, eta=0.5)
+    neighbours = [Message(j, 0, 0, Sensitivity({}, "text")) for j in range(4)]
+    assert updater.update({"x": 0.0}, neighbours, own=None) == {"x": 2.0}
+
+
+def test_median_consensus_gives_every_agent_the_coordinate_wise_median():
+    agreed = MedianConsensus().apply({1: {"a": 1.0, "b": 9.0}, 2: {"a": 5.0, "b": 0.0}, 3: {"a": 100.0, "b": 3.0}})
+    assert all(theta == {"a": 5.0, "b": 3.0} for theta in agreed.values())
+
+
+def test_a_ring_with_consensus_agrees_after_one_round():
+    transport = InProcessTransport()
+    clients = ring(5, transport, consensus="median_coordinate")
+    play_round(clients, transport)
+    play_round(clients, transport)
+    assert len({client.theta["x"] for client in clients}) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "valid"),
+    [
+        ("updater", "gradient", "'numerical_grad', 'textual_grad'"),
+        ("transport", "slim", "'in_process'"),
+        ("consensus", "mean", "'median_coordinate'"),
+    ],
+)
+def test_configure_rejects_unknown_names_and_lists_the_valid_ones(option, value, valid):
+    with pytest.raises(ValueError, match=f"unknown {option} '{value}'.*{valid}"):
+        configure(Proposer(0, 0), agent_id=0, neighbours=[], **{option: value})
+
+
+def test_configure_accepts_component_objects():
+    transport, updater = InProcessTransport(), NumericalGradUpdater(eta=1.0)
+    client = configure(Proposer(0, 0), agent_id=0, neighbours=[], transport=transport, updater=updater,
+                       consensus=MedianConsensus())
+    assert client.transport is transport and client.updater is updater
+
+
+def test_step_sizes_are_checked():
+    with pytest.raises(ValueError, match="eta"):
+        NumericalGradUpdater(eta=0)
+    with pytest.raises(ValueError, match="eta"):
+        TextualGradUpdater(RulePolicy(dict), eta=2)
+
+
+class Talker:
+    def private_state(self):
+        return {"x": 1.0}
+
+    def decide(self, neighbour_messages):
+        return len(neighbour_messages), "because"
+
+
+def test_a2a_shares_decisions_and_reasoning_but_never_updates_its_state():
+    transport = InProcessTransport()
+    clients = [configure_a2a(Talker(), agent_id=i, neighbours=[1 - i], transport=transport) for i in range(2)]
+    for _ in range(3):
+        play_round(clients, transport)
+    decisions, reasoning = clients[0].receive()
+    assert decisions == {1: 1} and reasoning == {1: "because"}
+    assert clients[0].sync() == {"x": 1.0}
+    assert all(m.sensitivity is None for m in transport.receive(0))
