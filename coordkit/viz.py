@@ -6,9 +6,9 @@ Altair's 5,000-row limit stays on: aggregate in pandas first (one row per point,
 charts fast and notebooks small.
 """
 
-import functools
 import json
 import uuid
+from functools import cache
 from pathlib import Path
 
 import altair as alt
@@ -45,7 +45,7 @@ def coordkit_theme() -> alt.theme.ThemeConfig:
             },
             "axisXDiscrete": {"labelAngle": 0},
             "legend": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
-            "header": {"labelFontSize": 13, "titleFontSize": 13},
+            "header": {"labelFontSize": 13, "titleFontSize": 13, "labelPadding": 16},  # room for bar labels
             "range": {
                 "category": {"scheme": "tableau10"},
                 "heatmap": {"scheme": "viridis"},
@@ -142,7 +142,7 @@ def paper_vs_kit(
     sources = list(pd.unique(df[source]))
     base = alt.Chart().encode(
         x=alt.X(source, sort=sources, title=None, axis=alt.Axis(labelAngle=0)),
-        y=alt.Y(value, title=None),
+        y=alt.Y(value),
     )
     bar = base.mark_bar().encode(color=alt.Color(source, sort=sources, legend=None))
     label = base.mark_text(dy=-6, fontSize=12).encode(text=alt.Text(value, format=",.4~r"))
@@ -201,7 +201,7 @@ if (!window.vegaEmbed) {{ (function () {{ {_vega_bundle()} }})(); }}
     }
 
 
-@functools.cache
+@cache
 def _vega_bundle() -> str:
     """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]

@@ -23,7 +23,9 @@ def mimebundle(chart) -> dict:
 
 @pytest.fixture
 def small_chart() -> alt.Chart:
-    df = pd.DataFrame({"round": [1, 2, 3, 1, 2, 3], "cost": [4.0, 3.5, 3.0, 5.0, 4.0, 2.5], "role": ["a"] * 3 + ["b"] * 3})
+    df = pd.DataFrame(
+        {"round": [1, 2, 3, 1, 2, 3], "cost": [4.0, 3.5, 3.0, 5.0, 4.0, 2.5], "role": ["a"] * 3 + ["b"] * 3}
+    )
     return viz.lines(df, "round", "cost", color="role", title="Cost")
 
 
@@ -96,15 +98,17 @@ PAPER_VS_KIT = pd.DataFrame(
         "source": ["paper", "paper", "kit", "kit"],
     }
 )
-LATIN_SQUARE = pd.DataFrame([{"row": r, "col": c, "symbol": "ABC"[(r + c) % 3]} for r in range(3) for c in range(3)])
+LATIN_SQUARE = pd.DataFrame(
+    [{"row": row, "col": col, "symbol": "ABC"[(row + col) % 3]} for row in range(3) for col in range(3)]
+)
 
 
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: viz.lines(SCORES, "strategy", "score", color="payoffs", y_title="mean score", x_title="strategy"),
+        lambda: viz.lines(SCORES, "strategy", "score", color="payoffs", y_title="mean", x_title="strategy"),
         lambda: viz.bars(SCORES, "strategy", "score"),
-        lambda: viz.bars(SCORES, "strategy", "score", color="payoffs", title="Scores", low="low", high="high"),
+        lambda: viz.bars(SCORES, "strategy", "score", color="payoffs", title="Score", low="low", high="high"),
         lambda: viz.paper_vs_kit(PAPER_VS_KIT, "metric", "value", title="Paper vs kit"),
         lambda: viz.heatmap(LATIN_SQUARE, "col", "row", "symbol", title="A Latin square"),
     ],

@@ -1,0 +1,198 @@
+"""`ExperimentPanel` and its parameter declarations, without a kernel: widget observers fire synchronously."""
+
+import asyncio
+
+import ipywidgets as widgets
+import pandas as pd
+import pytest
+
+from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle
+
+
+class Recorder:
+    """A `run` function that remembers its calls and returns its arguments as a one-row DataFrame."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def __call__(self, **values) -> pd.DataFrame:
+        self.calls.append(values)
+        return pd.DataFrame([values])
+
+
+PARAMS = [
+    Slider("n_agents", 2, 20, default=5),
+    Slider("noise", 0.0, 1.0, 0.05, default=0.1, label="Noise level"),
+    Choice("strategy", [("Tit for tat", "tft"), ("Always defect", "alld")], default="alld"),
+    Toggle("memory", default=True),
+]
+
+
+def shown_mimetypes(panel: ExperimentPanel) -> list[list[str]]:
+    return [list(output["data"]) for output in panel.output.outputs]
+
+
+def test_builds_one_control_of_the_right_type_per_parameter():
+    panel = ExperimentPanel(Recorder(), PARAMS)
+    controls = panel.controls
+    assert [type(control) for control in controls.values()] == [
+        widgets.IntSlider,
+        widgets.FloatSlider,
+        widgets.Dropdown,
+        widgets.Checkbox,
+    ]
+    assert not controls["n_agents"].continuous_update and not controls["noise"].continuous_update
+    assert controls["n_agents"].description == "n agents"
+    assert controls["noise"].description == "Noise level"
+    assert controls["noise"].readout_format == ".2f"
+    assert controls["strategy"].label == "Always defect"
+    assert panel.values == {"n_agents": 5, "noise": 0.1, "strategy": "alld", "memory": True}
+
+
+def test_layout_is_controls_then_status_then_chart():
+    panel = ExperimentPanel(Recorder(), PARAMS, title="Prisoner's dilemma")
+    heading, controls, status_line, output = panel.widget.children
+    assert "Prisoner&#x27;s dilemma" in heading.value
+    assert list(controls.children) == list(panel.controls.values())
+    assert status_line.children == (panel.status,)
+    assert output is panel.output
+    assert "application/vnd.jupyter.widget-view+json" in panel._repr_mimebundle_()
+
+
+def test_runs_on_start_and_shows_the_result():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS)
+    assert run.calls == [panel.values]
+    assert "done in" in panel.status.value
+    assert "text/html" in shown_mimetypes(panel)[0]
+
+
+def test_run_on_start_false_waits_for_refresh():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS, run_on_start=False)
+    assert run.calls == [] and panel.result is None
+    panel.refresh()
+    assert len(run.calls) == 1
+
+
+def test_changing_a_control_runs_once_with_the_new_values():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS)
+    panel.controls["n_agents"].value = 12
+    assert len(run.calls) == 2
+    assert run.calls[-1] == {"n_agents": 12, "noise": 0.1, "strategy": "alld", "memory": True}
+    assert panel.result["n_agents"].item() == 12
+
+
+def test_chart_turns_the_result_into_what_is_shown():
+    panel = ExperimentPanel(Recorder(), PARAMS, chart=lambda df: [df.columns.tolist(), df])
+    assert shown_mimetypes(panel) == [["text/plain"], ["text/plain", "text/html"]]
+
+
+def test_a_burst_of_changes_in_an_event_loop_causes_one_run_with_the_latest_values():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS, debounce=0.05, run_on_start=False)
+
+    async def burst() -> None:
+        for n in (6, 7, 8, 9):
+            panel.controls["n_agents"].value = n
+        panel.controls["memory"].value = False
+        assert run.calls == []
+        await asyncio.sleep(0.2)
+
+    asyncio.run(burst())
+    assert run.calls == [{"n_agents": 9, "noise": 0.1, "strategy": "alld", "memory": False}]
+
+
+def test_refresh_cancels_a_pending_run():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS, debounce=0.05, run_on_start=False)
+
+    async def change_then_refresh() -> None:
+        panel.controls["n_agents"].value = 6
+        panel.refresh()
+        await asyncio.sleep(0.2)
+
+    asyncio.run(change_then_refresh())
+    assert len(run.calls) == 1
+
+
+def test_debounce_zero_runs_at_once_even_in_an_event_loop():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS, debounce=0, run_on_start=False)
+
+    async def change() -> None:
+        panel.controls["n_agents"].value = 6
+        panel.controls["n_agents"].value = 7
+
+    asyncio.run(change())
+    assert [call["n_agents"] for call in run.calls] == [6, 7]
+
+
+def test_a_failing_run_shows_the_error_and_keeps_the_previous_chart():
+    def run(n_agents: int) -> int:
+        if n_agents > 10:
+            raise ValueError("too many agents\nsecond line")
+        return n_agents
+
+    panel = ExperimentPanel(run, [Slider("n_agents", 2, 20, default=5)])
+    before = panel.output.outputs
+    panel.controls["n_agents"].value = 15
+    assert "ValueError: too many agents" in panel.status.value
+    assert "second line" not in panel.status.value
+    assert isinstance(panel.last_error, ValueError)
+    assert panel.output.outputs == before
+    panel.controls["n_agents"].value = 6
+    assert panel.last_error is None and "done in" in panel.status.value
+
+
+def test_a_failing_chart_is_reported_too():
+    panel = ExperimentPanel(Recorder(), PARAMS, chart=lambda df: df["missing column"])
+    assert "KeyError" in panel.status.value
+    assert panel.output.outputs == ()
+
+
+def test_run_with_a_progress_argument_gets_a_progress_bar():
+    seen = []
+
+    def run(steps: int, progress) -> int:
+        for step in range(steps):
+            progress((step + 1) / steps)
+            seen.append((panel.progress.value, panel.progress.layout.visibility))
+        return steps
+
+    panel = ExperimentPanel(run, [Slider("steps", 1, 10, default=4)], run_on_start=False)
+    assert panel.progress in panel.widget.children[-2].children
+    panel.refresh()
+    assert seen == [(0.25, "visible"), (0.5, "visible"), (0.75, "visible"), (1.0, "visible")]
+    assert panel.progress.layout.visibility == "hidden"
+
+
+@pytest.mark.parametrize(
+    "declare, message",
+    [
+        (lambda: Slider("n", 5, 1), "low"),
+        (lambda: Slider("n", 1, 5, step=0), "step"),
+        (lambda: Slider("n", 1, 5, default=9), r"not in \[1, 5\]"),
+        (lambda: Choice("mode", []), "no options"),
+        (lambda: Choice("mode", ["a", "b"], default="c"), "not among"),
+        (lambda: Toggle("memory", default="yes"), "True or False"),
+        (lambda: Slider("number of agents", 1, 5), "identifier"),
+        (lambda: ExperimentPanel(Recorder(), [Slider("n", 1, 5), Toggle("n")]), "duplicate parameter names: n$"),
+    ],
+)
+def test_bad_declarations_raise_clear_errors(declare, message):
+    with pytest.raises(ValueError, match=message):
+        declare()
+
+
+def test_choice_values_and_labels():
+    assert Choice("size", [10, 20]).pairs == (("10", 10), ("20", 20))
+    assert Choice("grid", [(3, 3), (5, 5)]).values == ((3, 3), (5, 5))
+    assert Choice("mode", [("Fast", "f"), ("Slow", "s")]).values == ("f", "s")
+
+
+def test_slider_kind_follows_its_numbers():
+    assert Slider("n", 1, 5).is_int
+    assert not Slider("p", 0, 1, 0.1).is_int
+    assert not Slider("p", 0, 10, default=2.5).is_int
