@@ -52,3 +52,15 @@ def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
     a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title="(A) A2A: orders by stage")
     rep = by_stage(rounds[rounds["protocol"] == "rep_textual"], title="(B) REP textual: orders by stage")
     return alt.vconcat(alt.hconcat(a2a, rep).resolve_scale(y="shared"), paper_vs_kit(metrics.per_game(rounds)))
+
+
+def game_view(rounds: pd.DataFrame, step_round: int) -> alt.VConcatChart:
+    """One game at a glance (the notebook panel's chart): orders, inventory and backlog by stage."""
+    summary = metrics.summary(rounds, step_round)
+    headline = f"total cost ${summary['total_cost']:,.0f} · bullwhip ratio {summary['bullwhip_ratio']:.1f}"
+    small = {"height": 150}
+    return alt.vconcat(
+        by_stage(rounds, "order", title=f"Orders by stage — {headline}").properties(**small),
+        by_stage(rounds, "inventory", title="Inventory by stage").properties(**small),
+        by_stage(rounds, "backlog", title="Backlog by stage").properties(**small),
+    )

@@ -1,0 +1,55 @@
+"""Beer Game timings against the foundation issue's targets.
+
+    .venv/bin/python benchmarks/bench_beer_game.py
+
+Prints the median wall time of one default game (20 rounds, 4 stages) per protocol (target < 50 ms each),
+and of the notebook panel's control change → new chart, i.e. a slider set, the game played and the charts
+rendered to SVG, with the notebook's chart (target < 150 ms).
+"""
+
+import statistics
+import time
+
+from coordkit import viz
+from coordkit.rep.beer_game import charts
+from coordkit.rep.beer_game.experiments import play
+from coordkit.rep.beer_game.model import PROTOCOLS, rounds_frame
+from coordkit.ui import Choice, ExperimentPanel, Slider
+
+REPEATS = 30
+
+
+def median_ms(action, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def main() -> None:
+    print("One default game (20 rounds, 4 stages), median of", REPEATS, "runs — target < 50 ms")
+    for protocol in PROTOCOLS:
+        print(f"  {protocol:<14} {median_ms(lambda: play(protocol, seed=0)):6.1f} ms")
+
+    viz.setup()
+    panel = ExperimentPanel(
+        lambda protocol, seed: play(protocol, seed=seed),
+        [Choice("protocol", list(PROTOCOLS)), Slider("seed", 0, 1000)],
+        chart=lambda game: charts.game_view(rounds_frame(game), game.step_round),
+        debounce=0,
+    )
+    seeds = iter(range(1, 10_000))
+
+    def change_control() -> None:
+        panel.controls["seed"].value = next(seeds)
+        if panel.last_error:
+            raise panel.last_error
+
+    print(f"Panel: control change -> game played, its chart (as in the notebook) rendered to SVG, median of {REPEATS} — target < 150 ms")
+    print(f"  {median_ms(change_control):6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
