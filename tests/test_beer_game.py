@@ -132,3 +132,13 @@ def test_bullwhip_ratio_and_stabilisation_on_a_known_frame():
     # factory jumps by 12 then 8 (> 0.25 x 8): calm from round 4 on, 2 rounds after the step at round 2
     assert metrics.rounds_to_stabilise(rounds, step_round=2) == 2
     assert metrics.total_cost(rounds) == 8.0
+
+
+def test_players_see_their_neighbours_last_messages():
+    game = BeerGame(protocol="a2a", rounds=3, step_round=2, rng=0)
+    game.step()
+    game.step()
+    wholesaler = game.chain[1]
+    notes = wholesaler.view(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
+    assert [note.split(" ordered ")[0] for note in notes] == ["retailer", "distributor"]
+    assert "demand looks like" in notes[0]

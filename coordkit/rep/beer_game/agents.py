@@ -35,8 +35,8 @@ class Stage(mesa.Agent):
         self.client = None  # a REPClient or A2AClient, set by the model
         self.downstream_id = None  # the unique_id of the stage it ships to (None for the retailer)
 
-    def view(self) -> StageView:
-        """What this stage knows when it orders (neighbours' messages are added by the adapters)."""
+    def view(self, neighbour_messages: list[Message] = ()) -> StageView:
+        """What this stage knows when it orders, its neighbours' last messages included (as text)."""
         return StageView(
             stage=self.name,
             round=self.model.steps,
@@ -47,6 +47,7 @@ class Stage(mesa.Agent):
             expected_demand=self.expected_demand,
             lead_time=self.lead_time,
             demand_history=tuple(self.demand_history[-4:]),
+            neighbour_notes=tuple(self.model.describe(message) for message in neighbour_messages),
         )
 
     def receive_goods(self) -> None:
@@ -86,7 +87,7 @@ class A2APlayer:
         return {}
 
     def decide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
-        view = self.stage.view()
+        view = self.stage.view(neighbour_messages)
         order = whole_cases(self.rule.order(view))
         self.stage.expected_demand = self.rule.forecast(view)
         return order, self.rule.reasoning(view, order)
@@ -103,7 +104,7 @@ class REPPlayer:
         return self.rule.initial_theta()
 
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
-        view = self.stage.view()
+        view = self.stage.view(neighbour_messages)
         customer_demand = self.customer_demand(view, neighbour_messages)
         order = whole_cases(self.rule.order(view, theta, customer_demand))
         sensitivity = self.rule.sensitivity(view, theta, customer_demand)

@@ -42,7 +42,7 @@ def paper_vs_kit(games: pd.DataFrame) -> alt.FacetChart:
     rows = [
         {"protocol": PROTOCOL_NAMES[p], "source": source, "total cost ($)": float(value)}
         for p in paper.index
-        for source, value in (("paper (LLM players)", paper[p]), ("kit (rule-based)", kit[p]))
+        for source, value in (("paper (LLM)", paper[p]), ("kit (rules)", kit[p]))
     ]
     return viz.paper_vs_kit(pd.DataFrame(rows), "protocol", "total cost ($)", title="Total cost, paper vs kit")
 

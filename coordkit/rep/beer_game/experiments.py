@@ -71,7 +71,7 @@ FIGURE_1 = figures.register(
     figures.Figure(
         id="rep-beer-fig1",
         description="REP §5 Fig. 1: Beer Game orders by stage under A2A vs REP, and total cost by protocol",
-        compute=lambda seeds, base_seed: figure1(seeds, base_seed),
+        compute=figure1,
         chart=charts.figure1,
         compare=compare_with_paper,
     )

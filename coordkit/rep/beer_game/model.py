@@ -17,7 +17,7 @@ from coordkit.llm import LLMClient
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering
 from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis
-from coordkit.rep.protocol import InProcessTransport, configure, configure_a2a, run_consensus
+from coordkit.rep.protocol import InProcessTransport, Message, configure, configure_a2a, run_consensus
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 STAGE_NAMES = ("retailer", "wholesaler", "distributor", "factory")
@@ -144,6 +144,12 @@ class BeerGame(mesa.Model):
         if self.demand_noise > 0:
             demand += self.rng.normal(0.0, self.demand_noise)
         return float(max(0, int(demand + 0.5)))
+
+    def describe(self, message: Message) -> str:
+        """A neighbour's message as a player reads it: who ordered what, and why or how it would change."""
+        sender = next(stage.name for stage in self.chain if stage.unique_id == message.sender)
+        words = message.sensitivity.text if message.sensitivity is not None else message.reasoning
+        return f"{sender} ordered {message.decision}: {words}"
 
     def beer_in_system(self) -> float:
         """Cases in stock or on the road (brewing included): changes only by brewing and customer deliveries."""

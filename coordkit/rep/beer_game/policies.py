@@ -33,7 +33,7 @@ class StageView:
     expected_demand: float  # L̂ before this round's update
     lead_time: int  # rounds from placing an order to receiving it, without shortages
     demand_history: tuple[float, ...] = ()  # incoming orders of earlier rounds, oldest first
-    neighbour_notes: tuple[str, ...] = ()  # neighbours' decisions and reasoning or sensitivities, as text
+    neighbour_notes: tuple[str, ...] = ()  # "wholesaler ordered 8: <reasoning or sensitivity>", one per neighbour
 
     @property
     def net_stock(self) -> float:
