@@ -206,7 +206,10 @@ class REPClient:
         return decisions, sensitivities
 
     def sync(self, neighbour_sensitivity: Mapping[Hashable, Sensitivity] | None = None) -> Theta:
-        """Aggregate the neighbours' sensitivities into this agent's coordination variables."""
+        """Aggregate the neighbours' sensitivities into this agent's coordination variables.
+
+        The argument mirrors the paper's loop; the client aggregates the full messages it last received.
+        """
         if self._inbox:
             self.theta = self.updater.update(self.theta, self._inbox, self._own)
         return self.theta
