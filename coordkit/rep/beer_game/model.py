@@ -124,20 +124,18 @@ class BeerGame(mesa.Model):
         self.datacollector.collect(self)
 
     def _client(self, stage: Stage, neighbours: list[int], consensus: str | None, spread: float):
+        """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
+        link = {"agent_id": stage.unique_id, "neighbours": neighbours, "transport": self.transport,
+                "consensus": consensus}
         rule = sterman_player(self.rng, spread)
-        if self.protocol == "base_stock":
-            return configure_a2a(A2APlayer(stage, BaseStock(desired_stock=self.initial_inventory)), agent_id=stage.unique_id, neighbours=neighbours,
-                                 transport=self.transport, consensus=consensus)
-        if self.protocol == "a2a":
-            return configure_a2a(A2APlayer(stage, rule), agent_id=stage.unique_id, neighbours=neighbours,
-                                 transport=self.transport, consensus=consensus)
+        if self.protocol in ("a2a", "base_stock"):
+            if self.protocol == "base_stock":
+                rule = BaseStock(desired_stock=self.initial_inventory)
+            return configure_a2a(A2APlayer(stage, rule), **link)
         player = REPPlayer(stage, REPOrdering(rule))
         if self.protocol == "rep_numerical":
-            return configure(player, agent_id=stage.unique_id, neighbours=neighbours, transport=self.transport,
-                             updater="numerical_grad", consensus=consensus, eta=0.5, bounds=THETA_BOUNDS)
-        return configure(player, agent_id=stage.unique_id, neighbours=neighbours, transport=self.transport,
-                         updater="textual_grad", consensus=consensus, synthesiser=self.synthesiser,
-                         bounds=THETA_BOUNDS)
+            return configure(player, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
+        return configure(player, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
 
     def demand_at(self, round_number: int) -> float:
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)
