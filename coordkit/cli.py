@@ -1,21 +1,30 @@
-"""The `coordkit` command line: list the reproducible paper figures and reproduce one headless.
+"""The `coordkit` command line: list the reproducible paper figures, reproduce one headless, record an LLM run.
 
     coordkit list
     coordkit reproduce rep-beer-fig1 --out out/ --seeds 5 --format svg
+    coordkit reproduce rep-beer-fig1 --seeds 1 --replay data/recordings/rep-beer-fig1.jsonl
+    coordkit record rep-beer-fig1 --seeds 1 --budget-usd 1.00
 """
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
 from coordkit import figures, viz
+from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
+from coordkit.llm.anthropic_client import AnthropicClient
+from coordkit.llm.session import recording_path
+
+STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.command(args)
-    except (KeyError, ValueError) as error:
+    except (KeyError, ValueError, FileNotFoundError, LLMError) as error:
         print(f"coordkit: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2
 
@@ -28,11 +37,54 @@ def list_figures(args: argparse.Namespace) -> int:
 
 def reproduce(args: argparse.Namespace) -> int:
     figure = figures.get(args.figure)
+    seeds = _seeds(args, figure)
+    if args.replay:
+        _require_llm(figure)
+        ledger = Ledger()
+        data = figure.compute(seeds, args.base_seed, llm=MeteredClient(ReplayClient(args.replay), ledger))
+        print(f"replayed {args.replay}:\n{ledger}\n")
+    else:
+        data = figure.compute(seeds, args.base_seed)
+    _write(figure, data, seeds, args)
+    return 0
+
+
+def record(args: argparse.Namespace) -> int:
+    """Run a figure with LLM agents, recording every call for replay, within a budget."""
+    figure = figures.get(args.figure)
+    _require_llm(figure)
+    seeds = _seeds(args, figure)
+    source = ScriptedClient(figure.stand_in, model=STAND_IN_MODEL) if args.stand_in else AnthropicClient(args.model)
+    out = Path(args.out) if args.out else recording_path(figure.id)
+    command = "coordkit " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+    note = "a rule-based stand-in answering in the prompts' format, NOT an LLM" if args.stand_in else ""
+    ledger = Ledger()
+    client = MeteredClient(RecordingClient(source, out, command=command, note=note), ledger, args.budget_usd)
+    try:
+        data = figure.compute(seeds, args.base_seed, llm=client)
+    except BudgetExceeded as stop:
+        print(f"coordkit: {stop}\nThe calls made so far are in {out}.\n{ledger}", file=sys.stderr)
+        return 1
+    print(f"recorded {ledger.calls} calls to {out}\n{ledger}\n")
+    _write(figure, data, seeds, args)
+    return 0
+
+
+def _require_llm(figure: figures.Figure) -> None:
+    if not figure.uses_llm:
+        llm = [f.id for f in figures.all_figures().values() if f.uses_llm]
+        raise ValueError(f"{figure.id} has no LLM agents; figures with LLM agents: {', '.join(llm)}")
+
+
+def _seeds(args: argparse.Namespace, figure: figures.Figure) -> int:
     seeds = args.seeds or figure.default_seeds
     if seeds < 1:
         raise ValueError(f"--seeds {seeds}: use at least 1 seed")
-    data = figure.compute(seeds, args.base_seed)
-    out = Path(args.out)
+    return seeds
+
+
+def _write(figure: figures.Figure, data, seeds: int, args: argparse.Namespace) -> None:
+    out = Path(args.figures_out)
     out.mkdir(parents=True, exist_ok=True)
     data.to_csv(out / f"{figure.id}.csv", index=False)
     viz.setup()
@@ -41,7 +93,6 @@ def reproduce(args: argparse.Namespace) -> int:
     print(f"{seeds} seed(s) from base seed {args.base_seed}; wrote {figure.id}.csv and {figure.id}.{args.format} to {out}/")
     print()
     print(figure.compare(data).to_string(index=False))
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,13 +101,29 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="every reproducible paper figure, with its id")
     listing.set_defaults(command=list_figures)
     run = commands.add_parser("reproduce", help="regenerate a figure's data (CSV) and chart, and compare")
-    run.add_argument("figure", metavar="ID", help="a figure id from `coordkit list`")
-    run.add_argument("--out", default="out", help="folder for the CSV and the chart (default: out/)")
-    run.add_argument("--seeds", type=int, default=None, help="games per configuration (default: the figure's)")
-    run.add_argument("--base-seed", type=int, default=0, help="seed the per-game seeds are derived from")
-    run.add_argument("--format", choices=("svg", "png"), default="svg", help="chart format (default: svg)")
+    _figure_options(run)
+    run.add_argument("--replay", metavar="FILE", help="play the LLM agents from this recording (offline, free)")
     run.set_defaults(command=reproduce)
+    rec = commands.add_parser("record", help="run a figure with LLM agents and record every call for replay")
+    _figure_options(rec, figures_out="out")
+    rec.add_argument("--out", default=None, help="the recording (default: data/recordings/ID.jsonl)")
+    rec.add_argument("--budget-usd", type=float, default=1.0, help="stop before spending more (default: 1.00)")
+    rec.add_argument("--model", default=None, help="Claude model (default: $COORDKIT_MODEL or a current Haiku)")
+    rec.add_argument("--stand-in", action="store_true", help="record the rule-based stand-in instead (no key)")
+    rec.set_defaults(command=record)
     return parser
+
+
+def _figure_options(parser: argparse.ArgumentParser, figures_out: str | None = None) -> None:
+    parser.add_argument("figure", metavar="ID", help="a figure id from `coordkit list`")
+    if figures_out is None:
+        parser.add_argument("--out", dest="figures_out", default="out",
+                            help="folder for the CSV and the chart (default: out/)")
+    else:
+        parser.add_argument("--figures-out", default=figures_out, help="folder for the CSV and the chart (default: out/)")
+    parser.add_argument("--seeds", type=int, default=None, help="games per configuration (default: the figure's)")
+    parser.add_argument("--base-seed", type=int, default=0, help="seed the per-game seeds are derived from")
+    parser.add_argument("--format", choices=("svg", "png"), default="svg", help="chart format (default: svg)")
 
 
 if __name__ == "__main__":

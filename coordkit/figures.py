@@ -19,7 +19,9 @@ class Figure:
     """A paper figure the kit reproduces.
 
     ``compute(seeds, base_seed)`` returns the figure's tidy data; ``chart(data)`` draws it; ``compare(data)``
-    returns the key numbers as a table with columns metric, paper, kit.
+    returns the key numbers as a table with columns metric, paper, kit. A figure whose agents can be LLMs also
+    takes ``compute(seeds, base_seed, llm=client)`` and names a ``stand_in`` (a function of an
+    :class:`~coordkit.llm.LLMRequest` answering in the prompts' format) for keyless demonstrations.
     """
 
     id: str
@@ -28,6 +30,11 @@ class Figure:
     chart: Callable[[pd.DataFrame], alt.TopLevelMixin]
     compare: Callable[[pd.DataFrame], pd.DataFrame]
     default_seeds: int = 5
+    stand_in: Callable | None = None
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.stand_in is not None
 
 
 _REGISTRY: dict[str, Figure] = {}

@@ -2,7 +2,11 @@
 
 A policy turns what an agent observes into a decision. Every decision a paper gives to an LLM goes through an
 :class:`LLMPolicy`, which asks its client, parses the reply, and falls back to a rule-based policy when the call
-fails or the reply cannot be parsed. Fallbacks are counted by reason, never silent.
+fails or the reply cannot be parsed. Fallbacks are counted by reason, never silent. A call refused by the budget
+(:class:`~coordkit.llm.base.BudgetExceeded`) is not a fallback: it stops the run.
+
+Every policy also has ``adecide``, the same decision awaitable, so a model can run one round's LLM calls
+concurrently (:mod:`coordkit.llm.aio`).
 """
 
 from abc import ABC, abstractmethod
@@ -10,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from coordkit.llm.base import LLMClient, LLMRequest
+from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
 
 
 class ReplyParseError(ValueError):
@@ -25,6 +29,10 @@ class Policy(ABC):
     @abstractmethod
     def decide(self, observation: Any) -> Any:
         """Return the decision for this observation."""
+
+    async def adecide(self, observation: Any) -> Any:
+        """The same decision, awaitable (rule-based policies answer at once)."""
+        return self.decide(observation)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -46,7 +54,8 @@ class LLMPolicy(Policy):
 
     ``build_request(observation)`` writes the prompt; ``parse(text, observation)`` turns the reply into a
     decision or raises :class:`ReplyParseError` (any ``ValueError``). A failed call (any exception from the
-    client) or an unparseable reply makes the policy return ``fallback.decide(observation)`` and count why.
+    client but a budget stop) or an unparseable reply makes the policy return ``fallback.decide(observation)``,
+    count why in ``fallbacks`` and keep the latest message in ``last_failure``.
     """
 
     def __init__(
@@ -64,21 +73,42 @@ class LLMPolicy(Policy):
         self.name = name
         self.llm_decisions = 0
         self.fallbacks: Counter[str] = Counter()
+        self.last_failure: dict[str, str] = {}  # reason → the latest error message (and reply), to show the user
 
     def decide(self, observation: Any) -> Any:
         try:
             reply = self.client.complete(self.build_request(observation))
+        except BudgetExceeded:
+            raise
         except Exception as error:  # an API that fails must never crash a run
-            return self._fall_back(observation, f"call failed ({type(error).__name__})")
+            return self._fall_back(observation, error)
+        return self._read(reply, observation)
+
+    async def adecide(self, observation: Any) -> Any:
+        try:
+            reply = await self.client.acomplete(self.build_request(observation))
+        except BudgetExceeded:
+            raise
+        except Exception as error:
+            return self._fall_back(observation, error)
+        return self._read(reply, observation)
+
+    def _read(self, reply: LLMReply, observation: Any) -> Any:
         try:
             decision = self.parse(reply.text, observation)
-        except ValueError:
-            return self._fall_back(observation, "unparseable reply")
+        except ValueError as error:
+            return self._fall_back(observation, error, reply.text)
         self.llm_decisions += 1
         return decision
 
-    def _fall_back(self, observation: Any, reason: str) -> Any:
+    def _fall_back(self, observation: Any, error: Exception, reply: str | None = None) -> Any:
+        if reply is None:
+            cause = error.__cause__ or error
+            reason = f"call failed ({type(cause).__name__})"
+        else:
+            reason = "unparseable reply"
         self.fallbacks[reason] += 1
+        self.last_failure[reason] = str(error) if reply is None else f"{error}: {reply[:200]!r}"
         return self.fallback.decide(observation)
 
     @property

@@ -92,9 +92,14 @@ def test_a_beer_game_with_a_failing_llm_runs_on_its_fallback_and_reports_it():
 
 
 def test_a_beer_game_follows_the_llms_coordination_variables():
-    reply = json.dumps({"TARGET_INVENTORY": 30, "ORDER_ADJUSTMENT_FACTOR": 0.5})
-    game = play("rep_textual", seed=3, rounds=6, llm=ScriptedClient([reply], repeat=True))
-    assert game.llm_fallbacks == 0
+    def answer(request):
+        if request.purpose == "rep.beer_game.aggregate":
+            return json.dumps({"TARGET_INVENTORY": 30, "ORDER_ADJUSTMENT_FACTOR": 0.5})
+        return "DECISION: 5\nSENSITIVITY: steady as she goes"
+
+    game = play("rep_textual", seed=3, rounds=6, llm=ScriptedClient(answer))
+    assert game.llm_fallbacks == 0 and game.llm_calls == 4 * 6 + 4 * 5
+    assert set(rounds_frame(game).query("round > 0")["order"]) == {5}
     assert all(s.client.theta == {TARGET: 30.0, ADJUSTMENT: 0.5} for s in game.chain)
     assert synthesis_request(REQUEST).purpose == "rep.beer_game.aggregate"
 

@@ -6,7 +6,11 @@ from dataclasses import dataclass, field
 
 
 class LLMError(RuntimeError):
-    """A call that did not produce a usable reply (network, rate limit, budget, refusal)."""
+    """A call that did not produce a usable reply (network, rate limit, refusal): policies fall back."""
+
+
+class BudgetExceeded(LLMError):
+    """A call refused because it could take the run over its budget. It stops the run: it is not a fallback."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class LLMClient(ABC):
     """
 
     default_model: str = "unknown"
+    billable: bool = True  # its calls cost money (replays and scripts do not)
 
     @abstractmethod
     def complete(self, request: LLMRequest) -> LLMReply:

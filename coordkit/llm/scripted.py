@@ -13,11 +13,14 @@ class ScriptedClient(LLMClient):
 
     ``script`` is either a sequence of replies (strings, or exceptions to raise; ``repeat=True`` cycles it) or
     a function of the request. Running out of replies raises :class:`LLMError`, like a real failed call.
+    ``model`` names what answers (it goes into replies, ledgers and recordings).
     """
 
     default_model = "scripted"
+    billable = False
 
-    def __init__(self, script: Script, *, repeat: bool = False):
+    def __init__(self, script: Script, *, repeat: bool = False, model: str = "scripted"):
+        self.default_model = model
         self._respond = script if callable(script) else None
         self._replies = None if callable(script) else (cycle(list(script)) if repeat else iter(list(script)))
         self.requests: list[LLMRequest] = []

@@ -86,6 +86,7 @@ class Updater(Protocol):
     """Agg_φ and the step: the new coordination variables from the old ones and the neighbours' sensitivities."""
 
     def update(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta: ...
+    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta: ...
 
 
 class NumericalGradUpdater:
@@ -116,6 +117,9 @@ class NumericalGradUpdater:
                 updated[name] = value - self.eta * gradient
         return clip(updated, self.bounds)
 
+    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
+        return self.update(theta, neighbours, own)
+
 
 class TextualGradUpdater:
     """φ = a synthesiser that reads the sensitivities' text and proposes new coordination variables.
@@ -134,8 +138,17 @@ class TextualGradUpdater:
         self.bounds = dict(bounds or {})
 
     def update(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
+        return self._step(theta, self.synthesiser.decide(self._request(theta, neighbours, own)))
+
+    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
+        return self._step(theta, await self.synthesiser.adecide(self._request(theta, neighbours, own)))
+
+    @staticmethod
+    def _request(theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> "SynthesisRequest":
         texts = tuple((m.sender, m.sensitivity.text) for m in neighbours if m.sensitivity is not None)
-        proposal = self.synthesiser.decide(SynthesisRequest(dict(theta), own.text if own else "", texts))
+        return SynthesisRequest(dict(theta), own.text if own else "", texts)
+
+    def _step(self, theta: Theta, proposal: Theta) -> Theta:
         updated = {k: v - self.eta * (v - float(proposal.get(k, v))) for k, v in theta.items()}
         return clip(updated, self.bounds)
 
@@ -172,6 +185,7 @@ class REPAgent(Protocol):
 
     def initial_theta(self) -> Theta: ...
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[Any, Sensitivity]: ...
+    async def adecide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[Any, Sensitivity]: ...
 
 
 class REPClient:
@@ -214,11 +228,20 @@ class REPClient:
             self.theta = self.updater.update(self.theta, self._inbox, self._own)
         return self.theta
 
+    async def sync_async(self) -> Theta:
+        """:meth:`sync` for a round whose LLM calls run concurrently."""
+        if self._inbox:
+            self.theta = await self.updater.aupdate(self.theta, self._inbox, self._own)
+        return self.theta
+
     def decide(self) -> tuple[Any, Sensitivity]:
         """(d_i, s_i) = π_i(θ_i, c_i): the wrapped agent decides from the current coordination variables."""
-        decision, sensitivity = self.agent.decide(dict(self.theta), list(self._inbox))
-        self._own = sensitivity
-        return decision, sensitivity
+        decision, self._own = self.agent.decide(dict(self.theta), list(self._inbox))
+        return decision, self._own
+
+    async def decide_async(self) -> tuple[Any, Sensitivity]:
+        decision, self._own = await self.agent.adecide(dict(self.theta), list(self._inbox))
+        return decision, self._own
 
     def send(self, decision: Any, sensitivity: Sensitivity) -> None:
         self.transport.send(Message(self.agent_id, self.round, decision, sensitivity=sensitivity))
@@ -230,6 +253,7 @@ class A2AAgent(Protocol):
 
     def private_state(self) -> Theta: ...
     def decide(self, neighbour_messages: list[Message]) -> tuple[Any, str]: ...
+    async def adecide(self, neighbour_messages: list[Message]) -> tuple[Any, str]: ...
 
 
 class A2AClient:
@@ -259,8 +283,14 @@ class A2AClient:
         """Free-form reasoning cannot be aggregated into shared variables: nothing changes (§5)."""
         return self.theta
 
+    async def sync_async(self) -> Theta:
+        return self.theta
+
     def decide(self) -> tuple[Any, str]:
         return self.agent.decide(list(self._inbox))
+
+    async def decide_async(self) -> tuple[Any, str]:
+        return await self.agent.adecide(list(self._inbox))
 
     def send(self, decision: Any, reasoning: str = "") -> None:
         self.transport.send(Message(self.agent_id, self.round, decision, reasoning=reasoning))

@@ -4,7 +4,8 @@ from collections import deque
 
 import mesa
 
-from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, StageView
+from coordkit.policies import Policy, RulePolicy
+from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, StageView
 from coordkit.rep.protocol import Message, Sensitivity, Theta
 
 
@@ -48,6 +49,9 @@ class Stage(mesa.Agent):
             lead_time=self.lead_time,
             demand_history=tuple(self.demand_history[-4:]),
             neighbour_notes=tuple(self.model.describe(message) for message in neighbour_messages),
+            neighbour_orders=tuple((self.model.stage_name(m.sender), m.decision) for m in neighbour_messages),
+            supplier=self.model.supplier_of(self),
+            customer=self.model.customer_of(self),
         )
 
     def receive_goods(self) -> None:
@@ -77,39 +81,59 @@ class Stage(mesa.Agent):
 
 
 class A2APlayer:
-    """The A2A baseline's player: orders with its own rule and explains it in words (REP paper §4)."""
+    """The A2A baseline's player: orders and explains in words (REP paper §4).
 
-    def __init__(self, stage: Stage, rule: AnchorAndAdjust | BaseStock):
+    ``policy`` decides from the stage's view: by default the player's own ordering rule, or an LLM policy
+    (:mod:`~coordkit.rep.beer_game.llm_players`) falling back to that rule. The rule also keeps the stage's
+    demand forecast, whoever decides.
+    """
+
+    def __init__(self, stage: Stage, rule: AnchorAndAdjust | BaseStock, policy: Policy | None = None):
         self.stage = stage
         self.rule = rule
+        self.policy = policy or RulePolicy(rule.decide, name=rule.name)
 
     def private_state(self) -> Theta:
         return {}
 
     def decide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
+        return self.policy.decide(self._observe(neighbour_messages))
+
+    async def adecide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
+        return await self.policy.adecide(self._observe(neighbour_messages))
+
+    def _observe(self, neighbour_messages: list[Message]) -> StageView:
         view = self.stage.view(neighbour_messages)
-        order = whole_cases(self.rule.order(view))
         self.stage.expected_demand = self.rule.forecast(view)
-        return order, self.rule.reasoning(view, order)
+        return view
 
 
 class REPPlayer:
-    """The REP player: orders with its coordination variables θ and sends a sensitivity (REP paper §5)."""
+    """The REP player: orders with its coordination variables θ and sends a sensitivity (REP paper §5).
 
-    def __init__(self, stage: Stage, rule: REPOrdering):
+    ``policy`` decides from a :class:`REPSituation`: by default :class:`REPOrdering`, or an LLM policy
+    falling back to it.
+    """
+
+    def __init__(self, stage: Stage, rule: REPOrdering, policy: Policy | None = None):
         self.stage = stage
         self.rule = rule
+        self.policy = policy or RulePolicy(rule.decide, name=rule.name)
 
     def initial_theta(self) -> Theta:
         return self.rule.initial_theta()
 
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
+        return self.policy.decide(self._observe(theta, neighbour_messages))
+
+    async def adecide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
+        return await self.policy.adecide(self._observe(theta, neighbour_messages))
+
+    def _observe(self, theta: Theta, neighbour_messages: list[Message]) -> REPSituation:
         view = self.stage.view(neighbour_messages)
-        customer_demand = self.customer_demand(view, neighbour_messages)
-        order = whole_cases(self.rule.order(view, theta, customer_demand))
-        sensitivity = self.rule.sensitivity(view, theta, customer_demand)
+        situation = REPSituation(view, theta, self.customer_demand(view, neighbour_messages))
         self.stage.expected_demand = self.rule.forecast(view)
-        return order, sensitivity
+        return situation
 
     def customer_demand(self, view: StageView, neighbour_messages: list[Message]) -> float:
         """The retailer forecasts customer demand; every other stage relays what its downstream neighbour said."""
@@ -118,8 +142,3 @@ class REPPlayer:
             if message.sender == downstream and message.sensitivity is not None:
                 return message.sensitivity.values.get("customer_demand", self.rule.forecast(view))
         return self.rule.forecast(view)
-
-
-def whole_cases(quantity: float) -> int:
-    """Orders are whole cases, rounded half up."""
-    return int(quantity + 0.5)

@@ -1,10 +1,13 @@
 """The Beer Game experiments of the REP paper (§5, Figure 1), as functions returning tidy DataFrames."""
 
+from functools import partial
+
 import pandas as pd
 
 from coordkit import figures, stats
+from coordkit.llm import BudgetExceeded, LLMClient
 from coordkit.paths import paper_numbers
-from coordkit.rep.beer_game import charts, metrics
+from coordkit.rep.beer_game import charts, metrics, stand_in
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame, rounds_frame
 from coordkit.sweep import sweep
 
@@ -15,8 +18,18 @@ def play(protocol: str = "rep_textual", seed: int = 0, **params) -> BeerGame:
 
 
 def game_rounds(protocol: str, seed: int, **params) -> pd.DataFrame:
-    """One game's per-round, per-stage frame (the sweepable form of :func:`play`)."""
-    return rounds_frame(play(protocol, seed, **params))
+    """One game's per-round, per-stage frame (the sweepable form of :func:`play`).
+
+    With ``llm=``, the frame also counts the game's LLM calls and fallbacks, and a budget stop is raised
+    (:class:`~coordkit.llm.BudgetExceeded`) so that a sweep stops too.
+    """
+    model = play(protocol, seed, **params)
+    if model.stopped:
+        raise BudgetExceeded(model.stopped)
+    frame = rounds_frame(model)
+    if model.llm is not None:
+        frame = frame.assign(llm_calls=model.llm_calls, llm_fallbacks=model.llm_fallbacks)
+    return frame
 
 
 def game_summary(protocol: str, seed: int, **params) -> dict:
@@ -29,10 +42,13 @@ def game_summary(protocol: str, seed: int, **params) -> dict:
     }
 
 
-def figure1(seeds: int = 5, base_seed: int = 0, progress: bool = False) -> pd.DataFrame:
-    """Figure 1: every protocol over ``seeds`` default games, one row per protocol, seed, round and stage."""
-    return sweep(game_rounds, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, progress=progress,
-                 desc="Beer Game")
+def figure1(seeds: int = 5, base_seed: int = 0, progress: bool = False, llm: LLMClient | None = None) -> pd.DataFrame:
+    """Figure 1: every protocol over ``seeds`` default games, one row per protocol, seed, round and stage.
+
+    With ``llm``, the players are LLM players (A2A and REP call 1, REP textual call 2; see :class:`BeerGame`).
+    """
+    run = game_rounds if llm is None else partial(game_rounds, llm=llm)
+    return sweep(run, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, progress=progress, desc="Beer Game")
 
 
 def compare_with_paper(rounds: pd.DataFrame) -> pd.DataFrame:
@@ -57,7 +73,7 @@ def compare_with_paper(rounds: pd.DataFrame) -> pd.DataFrame:
 
 
 def _dollars(cost: stats.MeanSD) -> str:
-    return f"${cost.mean:,.0f} ± {cost.sd:,.0f}"
+    return f"${cost.mean:,.0f} ± {cost.sd:,.0f}" if cost.n > 1 else f"${cost.mean:,.0f} (one game)"
 
 
 def _settling(rounds: pd.Series) -> str:
@@ -74,5 +90,6 @@ FIGURE_1 = figures.register(
         compute=figure1,
         chart=charts.figure1,
         compare=compare_with_paper,
+        stand_in=stand_in.reply,
     )
 )

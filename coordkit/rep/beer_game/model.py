@@ -9,12 +9,16 @@ neighbours' messages, aggregate (REP), optional consensus, decide, send; 5. orde
 6. each stage pays $0.50 per case held and $1.00 per case backlogged.
 """
 
-import mesa
-import pandas as pd
-import numpy as np
+from collections import Counter
 
-from coordkit.llm import LLMClient
+import mesa
+import numpy as np
+import pandas as pd
+
+from coordkit.llm import BudgetExceeded, LLMClient, aio
+from coordkit.policies import LLMPolicy, RulePolicy
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
+from coordkit.rep.beer_game.llm_players import GameRules, a2a_policy, rep_policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering
 from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis
 from coordkit.rep.protocol import InProcessTransport, Message, configure, configure_a2a, run_consensus
@@ -42,8 +46,15 @@ class BeerGame(mesa.Model):
         player_spread: players' heuristic parameters are Sterman's means times U(1 − spread, 1 + spread),
             drawn per stage from the model's seed (0: identical players).
         consensus: None or "median_coordinate" (coordinate-wise median of θ over all players each round).
-        llm: an LLMClient for the textual updater's synthesis (REP call 2); None uses the rule-based synthesis.
+        llm: an LLMClient for the players: every A2A and REP player decides with the paper's call-1 prompt,
+            and the textual updater synthesises with call 2; every reply that cannot be used falls back to the
+            rules, counted in ``llm_fallbacks``. None (the default): rule-based players, no calls. Base-stock
+            players always follow their rule.
+        max_concurrency: with an LLM, one round's calls run concurrently, at most this many at a time.
         rng: seed.
+
+    A run stopped by the LLM budget (:class:`~coordkit.llm.BudgetExceeded`) ends after the last complete
+    round, with the reason in ``stopped``.
     """
 
     def __init__(
@@ -65,6 +76,7 @@ class BeerGame(mesa.Model):
         player_spread: float = 0.2,
         consensus: str | None = None,
         llm: LLMClient | None = None,
+        max_concurrency: int = aio.DEFAULT_CONCURRENCY,
         rng=None,
     ):
         super().__init__(rng=rng)
@@ -80,7 +92,11 @@ class BeerGame(mesa.Model):
         self.backlog_cost = backlog_cost
         self.customer_demand = self.brewed = self.delivered = float(base_demand)  # the steady state before round 1
         self.transport = InProcessTransport()
+        self.llm = llm
+        self.max_concurrency = max_concurrency
+        self.rules = GameRules(stages, rounds, order_delay, shipping_delay, holding_cost, backlog_cost)
         self.synthesiser = llm_synthesis(llm) if llm is not None else RuleSynthesis()
+        self.stopped = ""  # why the run ended early (the LLM budget), or "" when it played every round
 
         self.chain: list[Stage] = []
         for position in range(stages):
@@ -131,11 +147,17 @@ class BeerGame(mesa.Model):
         if self.protocol in ("a2a", "base_stock"):
             if self.protocol == "base_stock":
                 rule = BaseStock(desired_stock=self.initial_inventory)
-            return configure_a2a(A2APlayer(stage, rule), **link)
-        player = REPPlayer(stage, REPOrdering(rule))
+            policy = a2a_policy(self.llm, RulePolicy(rule.decide), self.rules) if self._llm_decides() else None
+            return configure_a2a(A2APlayer(stage, rule, policy), **link)
+        ordering = REPOrdering(rule)
+        policy = rep_policy(self.llm, RulePolicy(ordering.decide), self.rules) if self.llm is not None else None
+        player = REPPlayer(stage, ordering, policy)
         if self.protocol == "rep_numerical":
             return configure(player, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
         return configure(player, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
+
+    def _llm_decides(self) -> bool:
+        return self.llm is not None and self.protocol != "base_stock"
 
     def demand_at(self, round_number: int) -> float:
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)
@@ -145,9 +167,17 @@ class BeerGame(mesa.Model):
 
     def describe(self, message: Message) -> str:
         """A neighbour's message as a player reads it: who ordered what, and why or how it would change."""
-        sender = next(stage.name for stage in self.chain if stage.unique_id == message.sender)
         words = message.sensitivity.text if message.sensitivity is not None else message.reasoning
-        return f"{sender} ordered {message.decision}: {words}"
+        return f"{self.stage_name(message.sender)} ordered {message.decision}: {words}"
+
+    def stage_name(self, unique_id: int) -> str:
+        return next(stage.name for stage in self.chain if stage.unique_id == unique_id)
+
+    def supplier_of(self, stage: Stage) -> str:
+        return "the brewery" if stage is self.chain[-1] else f"the {self.chain[stage.position + 1].name}"
+
+    def customer_of(self, stage: Stage) -> str:
+        return "the customers" if stage is self.chain[0] else f"the {self.chain[stage.position - 1].name}"
 
     def beer_in_system(self) -> float:
         """Cases in stock or on the road (brewing included): changes only by brewing and customer deliveries."""
@@ -181,10 +211,10 @@ class BeerGame(mesa.Model):
         clients = [stage.client for stage in self.chain]
         for client in clients:
             client.receive()
-            client.sync()
+        self._for_each(clients, "sync")
         run_consensus(clients)
-        for stage, client in zip(self.chain, clients):
-            order, signal = client.decide()
+        decisions = self._for_each(clients, "decide")
+        for stage, client, (order, signal) in zip(self.chain, clients, decisions):
             client.send(order, signal)
             stage.place_order(order, signal if isinstance(signal, str) else signal.text)
         self.transport.deliver()
@@ -192,19 +222,42 @@ class BeerGame(mesa.Model):
             upstream.inbound_orders.append(stage.order)
         self.brewery_orders.append(self.chain[-1].order)
 
+    def _for_each(self, clients: list, action: str) -> list:
+        """Every client's ``sync`` or ``decide``; with an LLM, one round of concurrent calls (REP §3.1: the
+        agents of a round act on the same information, so their calls are independent)."""
+        if self.llm is None:
+            return [getattr(client, action)() for client in clients]
+        calls = (getattr(client, f"{action}_async")() for client in clients)
+        return aio.run(aio.gather_bounded(calls, self.max_concurrency))
+
     def run(self) -> "BeerGame":
-        """Play every round (``rounds``) and return the model."""
+        """Play every round (``rounds``) and return the model; a budget stop ends it early (see ``stopped``)."""
         while self.running:
-            self.step()
+            try:
+                self.step()
+            except BudgetExceeded as stop:
+                self.stopped = f"stopped after round {self.steps - 1}: {stop}"
+                self.running = False
         return self
 
     @property
+    def llm_policies(self) -> list[LLMPolicy]:
+        players = [stage.client.agent.policy for stage in self.chain]
+        return [p for p in (*players, self.synthesiser) if isinstance(p, LLMPolicy)]
+
+    @property
     def llm_calls(self) -> int:
-        return getattr(self.synthesiser, "llm_decisions", 0) + self.llm_fallbacks
+        """LLM calls made by the players and the synthesiser (those that fell back included)."""
+        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
 
     @property
     def llm_fallbacks(self) -> int:
-        return getattr(self.synthesiser, "fallback_count", 0)
+        return sum(p.fallback_count for p in self.llm_policies)
+
+    @property
+    def fallback_reasons(self) -> Counter[str]:
+        """Why replies fell back to the rules, e.g. ``{"unparseable reply": 3, "call failed (LLMError)": 1}``."""
+        return sum((p.fallbacks for p in self.llm_policies), Counter())
 
 
 def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:
@@ -242,6 +295,8 @@ def check_parameters(p: dict) -> None:
         raise ValueError("step_size would make customer demand negative")
     if not 0 <= p["player_spread"] < 1:
         raise ValueError(f"player_spread={p['player_spread']} must be in [0, 1)")
+    if p["max_concurrency"] < 1:
+        raise ValueError(f"max_concurrency={p['max_concurrency']}: allow at least 1 LLM call at a time")
     if p["consensus"] not in (None, "median_coordinate"):
         raise ValueError(f"unknown consensus {p['consensus']!r}; use None or 'median_coordinate'")
 

@@ -34,10 +34,27 @@ class StageView:
     lead_time: int  # rounds from placing an order to receiving it, without shortages
     demand_history: tuple[float, ...] = ()  # incoming orders of earlier rounds, oldest first
     neighbour_notes: tuple[str, ...] = ()  # "wholesaler ordered 8: <reasoning or sensitivity>", one per neighbour
+    neighbour_orders: tuple[tuple[str, int], ...] = ()  # ("wholesaler", 8): the numbers alone, for A2A
+    supplier: str = "supplier"  # who this stage orders from (the factory: the brewery)
+    customer: str = "customer"  # who this stage ships to (the retailer: the customers)
 
     @property
     def net_stock(self) -> float:
         return self.inventory - self.backlog
+
+
+@dataclass(frozen=True)
+class REPSituation:
+    """What a REP player decides from: its view, its coordination variables θ, and customer demand as heard."""
+
+    view: StageView
+    theta: Theta
+    customer_demand: float
+
+
+def whole_cases(quantity: float) -> int:
+    """Orders are whole cases, rounded half up."""
+    return int(quantity + 0.5)
 
 
 @dataclass(frozen=True)
@@ -58,6 +75,11 @@ class AnchorAndAdjust:
     def order(self, view: StageView) -> float:
         gap = self.desired_stock - view.net_stock - self.supply_line_weight * view.supply_line
         return max(0.0, self.forecast(view) + self.stock_adjustment * gap)
+
+    def decide(self, view: StageView) -> tuple[int, str]:
+        """The A2A player's call: an order in whole cases and its reasoning."""
+        order = whole_cases(self.order(view))
+        return order, self.reasoning(view, order)
 
     def reasoning(self, view: StageView, order: float) -> str:
         """The A2A message: a decision explained from the player's own numbers (§4)."""
@@ -87,6 +109,10 @@ class BaseStock:
         stock_gap = self.desired_stock - view.net_stock
         supply_gap = demand * view.lead_time - view.supply_line
         return max(0.0, stock_gap + supply_gap)
+
+    def decide(self, view: StageView) -> tuple[int, str]:
+        order = whole_cases(self.order(view))
+        return order, self.reasoning(view, order)
 
     def reasoning(self, view: StageView, order: float) -> str:
         return f"Ordering {order:.0f} to restore {self.desired_stock:.0f} in stock and a full supply line."
@@ -141,6 +167,11 @@ class REPOrdering:
             TARGET: self.rule.desired_stock,
             ADJUSTMENT: self.rule.stock_adjustment * min(1.0, 1 / max(pipeline_fill, 1e-9)),
         }
+
+    def decide(self, situation: REPSituation) -> tuple[int, Sensitivity]:
+        """The REP player's call: an order in whole cases and the sensitivity it sends."""
+        view, theta, demand = situation.view, situation.theta, situation.customer_demand
+        return whole_cases(self.order(view, theta, demand)), self.sensitivity(view, theta, demand)
 
     def sensitivity(self, view: StageView, theta: Theta, customer_demand: float) -> Sensitivity:
         """The message; ``customer_demand`` is the retailer's forecast as heard from downstream."""

@@ -1,0 +1,140 @@
+"""Counting what a run spends, and stopping it before it spends more than allowed.
+
+:class:`MeteredClient` wraps any client: every call goes into a :class:`Ledger` (calls, failures, retries,
+tokens and dollars per model), and with ``budget_usd`` a call is refused *before* it is sent if it could take
+the run over budget. Until a reply reports its real usage, a call in flight holds a worst-case reservation —
+its prompt's UTF-8 bytes as input tokens (a token is at least one byte) plus ``max_tokens`` of output — so
+concurrent calls cannot overshoot together either.
+"""
+
+import threading
+from contextlib import contextmanager
+from collections import defaultdict
+from collections.abc import Mapping
+
+import pandas as pd
+
+from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
+from coordkit.llm.prices import PriceTable
+
+# tokens the API adds around the system prompt and each message (role markers), an upper bound
+_FRAMING_TOKENS = 16
+
+
+class Ledger:
+    """Calls, tokens and dollars per model. Thread-safe; replayed calls are counted but cost nothing."""
+
+    COLUMNS = ("model", "calls", "replayed", "failed", "retries", "input_tokens", "output_tokens", "usd")
+
+    def __init__(self, prices: PriceTable | Mapping[str, tuple[float, float]] | None = None):
+        self.prices = prices if isinstance(prices, PriceTable) else PriceTable(prices)
+        self._rows: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(self.COLUMNS[1:], 0))
+        self._lock = threading.Lock()
+
+    def add(self, reply: LLMReply, billable: bool = True) -> None:
+        """Count a reply; it costs money only if ``billable`` and not replayed."""
+        replayed = bool(reply.metadata.get("replayed"))
+        with self._lock:
+            row = self._rows[reply.model]
+            row["calls"] += 1
+            row["replayed"] += replayed
+            row["retries"] += reply.metadata.get("retries", 0)
+            row["input_tokens"] += reply.input_tokens
+            row["output_tokens"] += reply.output_tokens
+            if billable and not replayed:
+                row["usd"] += self.prices.cost(reply.model, reply.input_tokens, reply.output_tokens)
+
+    def add_failure(self, model: str) -> None:
+        with self._lock:
+            self._rows[model]["failed"] += 1
+
+    @property
+    def spent_usd(self) -> float:
+        with self._lock:
+            return sum(row["usd"] for row in self._rows.values())
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return int(sum(row["calls"] for row in self._rows.values()))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per model: calls (replayed among them), failed calls, SDK retries, tokens and dollars."""
+        with self._lock:
+            rows = [{"model": model, **row} for model, row in sorted(self._rows.items())]
+        frame = pd.DataFrame(rows, columns=list(self.COLUMNS))
+        counts = [c for c in self.COLUMNS if c not in ("model", "usd")]
+        return frame.astype({c: int for c in counts} | {"usd": float})
+
+    def __str__(self) -> str:
+        frame = self.summary()
+        if frame.empty:
+            return "no LLM calls"
+        return frame.to_string(index=False, formatters={"usd": "${:,.4f}".format})
+
+
+class MeteredClient(LLMClient):
+    """``inner`` with every call counted in ``ledger`` and, with ``budget_usd``, a spending limit."""
+
+    def __init__(self, inner: LLMClient, ledger: Ledger | None = None, budget_usd: float | None = None):
+        if budget_usd is not None and budget_usd < 0:
+            raise ValueError(f"budget_usd={budget_usd} must not be negative (None: no limit)")
+        self.inner = inner
+        self.ledger = ledger or Ledger()
+        self.budget_usd = budget_usd
+        self.default_model = inner.default_model
+        self.billable = inner.billable
+        self._reserved = 0.0
+        self._lock = threading.Lock()
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        with self._metered(request):
+            reply = self.inner.complete(request)
+            self.ledger.add(reply, self.billable)
+        return reply
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        with self._metered(request):
+            reply = await self.inner.acomplete(request)
+            self.ledger.add(reply, self.billable)
+        return reply
+
+    @contextmanager
+    def _metered(self, request: LLMRequest):
+        """Hold the call's worst case while it runs; its real cost is in the ledger before the hold is freed."""
+        hold = self._reserve(request)
+        try:
+            yield
+        except Exception:
+            self.ledger.add_failure(request.model or self.default_model)
+            raise
+        finally:
+            with self._lock:
+                self._reserved -= hold
+
+    def worst_case_usd(self, request: LLMRequest) -> float:
+        """The most this call can cost: every prompt byte a token, and all of ``max_tokens`` used."""
+        model = request.model or self.default_model
+        price = self.ledger.prices.get(model)
+        if price is None:
+            raise BudgetExceeded(
+                f"cannot keep a budget for model {model!r}: it has no price in data/llm_prices.csv; "
+                f"pass prices={{{model!r}: (input_usd_per_mtok, output_usd_per_mtok)}}"
+            )
+        prompt = request.system + "".join(text for _, text in request.messages)
+        input_bound = len(prompt.encode()) + _FRAMING_TOKENS * (1 + len(request.messages))
+        return price.cost(input_bound, request.max_tokens)
+
+    def _reserve(self, request: LLMRequest) -> float:
+        if self.budget_usd is None or not self.billable:
+            return 0.0
+        hold = self.worst_case_usd(request)
+        with self._lock:
+            committed = self.ledger.spent_usd + self._reserved
+            if committed + hold > self.budget_usd:
+                raise BudgetExceeded(
+                    f"stopped before a call that could exceed the budget: ${committed:.4f} spent or in flight, "
+                    f"this call up to ${hold:.4f}, budget ${self.budget_usd:.2f}. Raise budget_usd to go on."
+                )
+            self._reserved += hold
+        return hold

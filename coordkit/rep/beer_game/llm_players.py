@@ -1,0 +1,138 @@
+"""LLM players for the Beer Game: the REP paper's API call 1 (Appendix A.1, A.4), adapted from Fishbanks.
+
+- REP players answer ``DECISION`` + ``SENSITIVITY``: their order, and how it would change under other conditions.
+  They see their own books, their coordination variables, and their neighbours' orders and sensitivity texts.
+- A2A players answer ``DECISION`` + ``REASONING`` from numbers only: their own books and their neighbours' orders.
+
+Both at temperature 0.1 and 300 tokens, as in the paper (Table 2). A reply without a usable order or message
+falls back to the player's rule (:class:`~coordkit.policies.LLMPolicy`). The sensitivity's *numbers* (the
+relayed customer demand, the numerical updater's proposals) stay the rule's: the LLM writes the text.
+"""
+
+from dataclasses import dataclass
+
+from coordkit.llm import LLMClient, LLMRequest
+from coordkit.llm.parsing import labelled_number, labelled_text
+from coordkit.policies import LLMPolicy, Policy, ReplyParseError
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageView
+from coordkit.rep.protocol import Sensitivity
+
+MAX_ORDER = 1000  # cases: a larger order is a misreading, not a decision
+
+SYSTEM = """You are the AI decision-maker for the {stage} in a {stages}-stage beer supply chain (the Beer Game).
+Each round you receive beer from your supplier ({supplier}), ship what you can to your customer ({customer}), and
+order cases from your supplier. An order takes {order_delay} rounds to reach your supplier and the beer takes
+{shipping_delay} more rounds to arrive. Every round costs ${holding_cost:.2f} per case in stock and
+${backlog_cost:.2f} per case of backlog (orders you could not fill yet). Nobody knows future customer demand.
+The chain is scored on its total cost over {rounds} rounds."""
+
+POSITION = """ROUND {round} of {rounds}
+
+YOUR POSITION:
+- Order received this round: {incoming:.0f} cases
+- Inventory: {inventory:.0f} cases
+- Backlog: {backlog:.0f} cases
+- Supply line (ordered, not yet received): {supply_line:.0f} cases
+- Lead time from ordering to receiving: {lead_time} rounds
+- Orders received in earlier rounds (oldest first): {history}"""
+
+REP_PROMPT = """{position}
+
+PROTOCOL UNDERSTANDING (coordination variables):
+- TARGET_INVENTORY: {target:.1f} cases (the stock you aim to hold)
+- ORDER_ADJUSTMENT_FACTOR: {adjustment:.2f} (the share of a stock gap you correct each round)
+
+NEIGHBOR INTELLIGENCE (orders and sensitivities, last round):
+{neighbours}
+
+TASK:
+1. Decide how many cases to order this round (a whole number, 0 or more).
+2. Provide a sensitivity analysis: how your order would change if demand rose or fell, whether the demand
+you see looks temporary or persistent, and what your neighbors should know.
+
+Your response format:
+DECISION: [number]
+SENSITIVITY: [detailed explanation of triggers and thresholds]"""
+
+A2A_PROMPT = """{position}
+
+NUMERICAL NEIGHBOR PATTERNS (orders last round):
+{neighbours}
+
+TASK:
+Decide how many cases to order this round (a whole number, 0 or more) based solely on numerical information
+and your position.
+
+Your response format:
+DECISION: [number]
+REASONING: [brief explanation of your numerical analysis and decision logic]"""
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """What every player is told about the game (the system prompt)."""
+
+    stages: int
+    rounds: int
+    order_delay: int
+    shipping_delay: int
+    holding_cost: float
+    backlog_cost: float
+
+    def system(self, view: StageView) -> str:
+        return SYSTEM.format(
+            stage=view.stage, supplier=view.supplier, customer=view.customer, **self.__dict__
+        )
+
+
+def position(view: StageView, rules: GameRules) -> str:
+    history = ", ".join(f"{d:.0f}" for d in view.demand_history) or "none yet"
+    return POSITION.format(
+        round=view.round, rounds=rules.rounds, incoming=view.incoming_order, inventory=view.inventory,
+        backlog=view.backlog, supply_line=view.supply_line, lead_time=view.lead_time, history=history,
+    )
+
+
+def rep_request(situation: REPSituation, rules: GameRules) -> LLMRequest:
+    view = situation.view
+    prompt = REP_PROMPT.format(
+        position=position(view, rules),
+        target=situation.theta[TARGET],
+        adjustment=situation.theta[ADJUSTMENT],
+        neighbours="\n".join(f"- {note}" for note in view.neighbour_notes) or "(no messages yet)",
+    )
+    return LLMRequest.user(rules.system(view), prompt, temperature=0.1, max_tokens=300, purpose="rep.beer_game.decide")
+
+
+def a2a_request(view: StageView, rules: GameRules) -> LLMRequest:
+    neighbours = "\n".join(f"- {name} ordered {order} cases" for name, order in view.neighbour_orders)
+    prompt = A2A_PROMPT.format(position=position(view, rules), neighbours=neighbours or "(no orders seen yet)")
+    return LLMRequest.user(rules.system(view), prompt, temperature=0.1, max_tokens=300, purpose="a2a.beer_game.decide")
+
+
+def parse_order(text: str) -> int:
+    """The DECISION as whole cases (half up); a negative, huge or missing order is unparseable."""
+    order = labelled_number(text, "DECISION")
+    if not 0 <= order <= MAX_ORDER:
+        raise ReplyParseError(f"DECISION {order:g} is outside 0..{MAX_ORDER} cases")
+    return int(order + 0.5)
+
+
+def rep_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPolicy:
+    """Call 1 of a REP player; ``fallback`` is its rule (:class:`REPOrdering` as a policy)."""
+
+    def parse(text: str, situation: REPSituation) -> tuple[int, Sensitivity]:
+        order = parse_order(text)
+        numbers = fallback.decide(situation)[1].values
+        return order, Sensitivity(numbers, labelled_text(text, "SENSITIVITY"))
+
+    return LLMPolicy(client, lambda s: rep_request(s, rules), parse, fallback, name="llm_rep_player")
+
+
+def a2a_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPolicy:
+    """Call 1 of an A2A player; ``fallback`` is Sterman's rule as a policy."""
+
+    def parse(text: str, view: StageView) -> tuple[int, str]:
+        return parse_order(text), labelled_text(text, "REASONING")
+
+    return LLMPolicy(client, lambda v: a2a_request(v, rules), parse, fallback, name="llm_a2a_player")
