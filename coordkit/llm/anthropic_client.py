@@ -72,19 +72,17 @@ class AnthropicClient(LLMClient):
         started = time.perf_counter()
         try:
             raw = self._sync.messages.with_raw_response.create(**self._arguments(request))
-            message = raw.parse()
+            return _reply(raw.parse(), raw.retries_taken, time.perf_counter() - started)
         except Exception as error:
             raise _failure(error) from error
-        return _reply(message, raw.retries_taken, time.perf_counter() - started)
 
     async def acomplete(self, request: LLMRequest) -> LLMReply:
         started = time.perf_counter()
         try:
             raw = await self._async_client().messages.with_raw_response.create(**self._arguments(request))
-            message = await raw.parse()
+            return _reply(await raw.parse(), raw.retries_taken, time.perf_counter() - started)
         except Exception as error:
             raise _failure(error) from error
-        return _reply(message, raw.retries_taken, time.perf_counter() - started)
 
     def _async_client(self) -> anthropic.AsyncAnthropic:
         """One async SDK client per event loop: its connection pool belongs to the loop that made it."""
@@ -107,6 +105,8 @@ class AnthropicClient(LLMClient):
 
 
 def _reply(message, retries: int, latency_s: float) -> LLMReply:
+    if not isinstance(message, anthropic.types.Message):  # a non-JSON body comes back as a bare string
+        raise TypeError(f"expected a Message, got {type(message).__name__}")
     text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
     return LLMReply(
         text=text,

@@ -163,6 +163,16 @@ class ReplayClient(LLMClient):
     async def acomplete(self, request: LLMRequest) -> LLMReply:
         return self.complete(request)
 
+    def requests(self) -> list[LLMRequest]:
+        """Every recorded request, in recorded order."""
+        return [
+            LLMRequest(
+                system=r["system"], messages=tuple(map(tuple, r["messages"])), temperature=r["temperature"],
+                max_tokens=r["max_tokens"], model=r["model"], purpose=r["purpose"],
+            )
+            for r in (call["request"] for call in self.calls)
+        ]
+
     def _explain_miss(self, request: LLMRequest, model: str) -> str:
         wanted = request_record(request, model)
         if not self.calls:

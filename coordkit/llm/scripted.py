@@ -39,3 +39,7 @@ class ScriptedClient(LLMClient):
             input_tokens=words,
             output_tokens=len(reply.split()),
         )
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        """Answered at once, in call order: a round's scripted replies do not depend on thread timing."""
+        return self.complete(request)

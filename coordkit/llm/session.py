@@ -7,14 +7,15 @@ and live calls through the budget.
 """
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
-from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient, has_key
+from coordkit.llm.anthropic_client import DEFAULT_MODEL, KEY_VARIABLE, MODEL_VARIABLE, AnthropicClient, has_key
 from coordkit.llm.base import BudgetExceeded, LLMClient
 from coordkit.llm.ledger import Ledger, MeteredClient
+from coordkit.llm.prices import PriceTable
 from coordkit.llm.recording import RecordingClient, ReplayClient, recording_age
 from coordkit.paths import DATA
 
@@ -46,6 +47,14 @@ class LLMSession:
     def summary(self) -> pd.DataFrame:
         """Calls, tokens and dollars per model so far (see :class:`~coordkit.llm.Ledger`)."""
         return self.ledger.summary()
+
+
+def cost_bound(recording: str | Path, model: str | None = None, prices: PriceTable | None = None) -> float:
+    """The most a live run of a recording's prompts could cost on ``model`` (default: the live default), in
+    dollars: the budget's worst case per call (every prompt byte a token, every reply ``max_tokens`` long)."""
+    model = model or os.environ.get(MODEL_VARIABLE) or DEFAULT_MODEL
+    meter = MeteredClient(ReplayClient(recording_path(recording)), Ledger(prices))
+    return sum(meter.worst_case_usd(replace(request, model=model)) for request in meter.inner.requests())
 
 
 def recording_path(name: str | Path) -> Path:

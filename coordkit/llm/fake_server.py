@@ -1,0 +1,324 @@
+"""A local fake of the Anthropic Messages API and of OpenAI chat completions, for tests, benchmarks and notebooks.
+
+It lets the real ``anthropic`` SDK (or any OpenAI-compatible client) run without network or key, with replies,
+latency and faults (rate limits, server errors, hangs, bad bodies) chosen by the caller::
+
+    with FakeLLMServer("DECISION: 4", faults=[Fault("rate_limit")]) as server:
+        client = anthropic.Anthropic(api_key="sk-test", base_url=server.url)
+
+Token counts are a deterministic rough count: whitespace-separated words x 4/3, rounded up, at least 1 — of the
+system prompt and messages for input, and of the reply for output.
+"""
+
+import json
+import math
+import socket
+import socketserver
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_REPLY = "DECISION: 4\nREASONING: steady demand."
+
+_ERROR_STATUS = {"rate_limit": 429, "server_error": 500, "overloaded": 529}
+FAULT_KINDS = (*_ERROR_STATUS, "timeout", "malformed", "empty")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How to misbehave on one request: an HTTP error, a hang of ``hang_s`` seconds, a non-JSON or empty reply."""
+
+    kind: str
+    retry_after_ms: int = 20  # sent with "rate_limit" as the retry-after-ms header
+    hang_s: float = 5.0  # how long "timeout" waits before answering
+
+    def __post_init__(self):
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; valid kinds are {', '.join(FAULT_KINDS)}")
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """What the server received, normalised across both APIs (system prompt and messages as plain text)."""
+
+    path: str
+    model: str
+    system: str
+    messages: tuple[tuple[str, str], ...]
+    temperature: float | None
+    max_tokens: int | None
+    headers: dict[str, str]  # lower-case names
+    attempt: int  # the SDK's x-stainless-retry-count header: 0 for a first try
+
+
+Faults = Sequence[Fault | None] | Callable[[int, FakeRequest], Fault | None]
+
+
+class FakeLLMServer:
+    """An HTTP server on 127.0.0.1 answering ``POST /v1/messages`` and ``POST /v1/chat/completions``.
+
+    ``reply`` is the text of every answer, or a function of the request. ``faults`` is either a sequence used
+    one entry per arriving request (``None``: answer normally; once it runs out, every request is answered) or
+    a function of (request index, request). Request indices count from the server's creation; :meth:`reset`
+    clears the record of requests but does not rewind the faults.
+    """
+
+    def __init__(self, reply: str | Callable[[FakeRequest], str] = DEFAULT_REPLY, *, latency_s: float = 0.0,
+                 faults: Faults = ()):
+        self.reply = reply
+        self.latency_s = latency_s
+        self.faults = faults
+        self.requests: list[FakeRequest] = []
+        self.peak_in_flight = 0
+        self._in_flight = 0
+        self._arrivals = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL for ``anthropic.Anthropic(base_url=...)``; OpenAI clients use ``url + "/v1"``."""
+        if self._server is None:
+            raise RuntimeError("the fake server is not running; call start() or use it in a with block")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "FakeLLMServer":
+        """Listen on a free port and serve from a background thread."""
+        if self._server is None:
+            self._stopping.clear()
+            self._server = _Server(self)
+            threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every connection, waking requests that are hanging or sleeping."""
+        if self._server is not None:
+            self._stopping.set()
+            self._server.shutdown()
+            self._server.server_close()
+            self._server.close_connections()
+            self._server = None
+
+    def reset(self) -> None:
+        """Forget the requests received so far and the peak concurrency."""
+        with self._lock:
+            self.requests.clear()
+            self.peak_in_flight = 0
+
+    def __enter__(self) -> "FakeLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def _admit(self, request: FakeRequest) -> tuple[int, Fault | None]:
+        """Record an arriving request; its index and its fault."""
+        with self._lock:
+            index = self._arrivals
+            self._arrivals += 1
+            self.requests.append(request)
+        if callable(self.faults):
+            return index, self.faults(index, request)
+        return index, self.faults[index] if index < len(self.faults) else None
+
+    @contextmanager
+    def _in_flight_request(self):
+        """Count a request as being handled, for :attr:`peak_in_flight`."""
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _answer(self, api: "_Api", body: dict, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """Status, extra headers and body for one well-formed request."""
+        request = api.parse(body, headers)
+        index, fault = self._admit(request)
+        kind = fault.kind if fault else None
+        self._stopping.wait(self.latency_s)
+        if kind in _ERROR_STATUS:
+            extra = {"retry-after-ms": str(fault.retry_after_ms)} if kind == "rate_limit" else {}
+            return _ERROR_STATUS[kind], extra, _json(api.error(kind, f"{kind} (a fault injected by the fake server)"))
+        if kind == "timeout":
+            self._stopping.wait(fault.hang_s)
+        if kind == "malformed":  # a body cut short, under a JSON content type
+            return 200, {}, b'{"id": "msg_fake_cut", "content": [{"type": "te'
+        text = self.reply(request) if callable(self.reply) else self.reply
+        return 200, {}, _json(api.message(request, text, index, empty=kind == "empty"))
+
+
+def _text(content) -> str:
+    """Plain text from a string or a list of content blocks (non-text blocks are skipped)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.get("text", "") for block in content or () if block.get("type") == "text")
+
+
+def rough_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: words x 4/3, rounded up, at least 1."""
+    return max(1, math.ceil(len(text.split()) * 4 / 3))
+
+
+def _input_tokens(request: FakeRequest) -> int:
+    return rough_tokens(" ".join([request.system, *(text for _, text in request.messages)]))
+
+
+def _json(data: dict) -> bytes:
+    return json.dumps(data).encode()
+
+
+class _Api:
+    """How one endpoint reads requests and shapes answers."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def parse(self, body: dict, headers: dict[str, str]) -> FakeRequest:
+        system, messages = self.conversation(body)
+        return FakeRequest(
+            path=self.path,
+            model=str(body.get("model", "")),
+            system=system,
+            messages=messages,
+            temperature=body.get("temperature"),
+            max_tokens=body.get("max_tokens", body.get("max_completion_tokens")),
+            headers=headers,
+            attempt=int(headers.get("x-stainless-retry-count", 0)),
+        )
+
+
+class _Messages(_Api):
+    error_types = {"rate_limit": "rate_limit_error", "server_error": "api_error", "overloaded": "overloaded_error",
+                   "bad_request": "invalid_request_error"}
+
+    def conversation(self, body: dict) -> tuple[str, tuple[tuple[str, str], ...]]:
+        messages = tuple((m["role"], _text(m.get("content"))) for m in body.get("messages", ()))
+        return _text(body.get("system", "")), messages
+
+    def message(self, request: FakeRequest, text: str, number: int, empty: bool) -> dict:
+        return {
+            "id": f"msg_fake_{number}", "type": "message", "role": "assistant", "model": request.model,
+            "content": [] if empty else [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": _input_tokens(request), "output_tokens": 0 if empty else rough_tokens(text)},
+        }
+
+    def error(self, kind: str, message: str) -> dict:
+        return {"type": "error", "error": {"type": self.error_types[kind], "message": message}}
+
+
+class _ChatCompletions(_Api):
+    error_types = {"rate_limit": "rate_limit_exceeded", "server_error": "server_error", "overloaded": "server_error",
+                   "bad_request": "invalid_request_error"}
+
+    def conversation(self, body: dict) -> tuple[str, tuple[tuple[str, str], ...]]:
+        messages = [(m["role"], _text(m.get("content"))) for m in body.get("messages", ())]
+        system = "\n".join(text for role, text in messages if role in ("system", "developer"))
+        return system, tuple((role, text) for role, text in messages if role not in ("system", "developer"))
+
+    def message(self, request: FakeRequest, text: str, number: int, empty: bool) -> dict:
+        prompt, completion = _input_tokens(request), 0 if empty else rough_tokens(text)
+        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        return {
+            "id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 0, "model": request.model,
+            "choices": [] if empty else [choice],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+    def error(self, kind: str, message: str) -> dict:
+        return {"error": {"message": message, "type": self.error_types[kind], "code": None}}
+
+
+_APIS = {"/v1/messages": _Messages("/v1/messages"), "/v1/chat/completions": _ChatCompletions("/v1/chat/completions")}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart (Nagle + delayed ACK)
+    server: "_Server"
+
+    def setup(self):
+        super().setup()
+        self.server.track(self.connection)
+
+    def finish(self):
+        self.server.untrack(self.connection)
+        super().finish()
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        api = _APIS.get(self.path.split("?")[0])
+        if api is None:
+            return self._send(404, {}, _json({"error": {"type": "not_found_error", "message": f"no {self.path}"}}))
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return self._send(400, {}, _json(api.error("bad_request", "the request body is not JSON")))
+        if not isinstance(payload, dict) or not payload.get("model") or not isinstance(payload.get("messages"), list):
+            return self._send(400, {}, _json(api.error("bad_request", "the request needs a model and a messages list")))
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        with self.server.fake._in_flight_request():
+            try:
+                answer = self.server.fake._answer(api, payload, headers)
+            except Exception as error:  # a failing reply function: answer, so the client is not left hanging
+                answer = 500, {}, _json(api.error("server_error", f"the fake server's reply failed: {error!r}"))
+            self._send(*answer)
+
+    def do_GET(self):
+        self._send(404, {}, _json({"error": {"type": "not_found_error", "message": f"no GET {self.path}"}}))
+
+    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):
+        """Stay silent: tests and notebooks should not see access logs."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog: many clients may connect at the same moment
+
+    def __init__(self, fake: FakeLLMServer):
+        self.fake = fake
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def server_bind(self):
+        """Bind without HTTPServer's reverse DNS lookup of the host name, which can stall offline."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def track(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+
+    def untrack(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.discard(connection)
+
+    def close_connections(self) -> None:
+        """End kept-alive connections, so no client keeps talking to a stopped server."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request, client_address):
+        """Stay silent when a client hangs up (e.g. after its own timeout)."""

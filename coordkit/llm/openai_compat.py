@@ -1,0 +1,199 @@
+"""A client for OpenAI-compatible chat-completions endpoints: local servers such as Ollama, vLLM and LM Studio.
+
+It speaks plain HTTP through ``httpx`` and retries like the ``anthropic`` SDK: on 408, 409, 429 and 5xx answers,
+timeouts and lost connections, with exponential backoff and jitter, or after the wait the server asks for.
+"""
+
+import asyncio
+import os
+import random
+import threading
+import time
+from itertools import count
+from weakref import WeakKeyDictionary
+
+import httpx
+
+from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest
+
+INITIAL_RETRY_DELAY_S = 0.5  # doubled after every retry ...
+MAX_RETRY_DELAY_S = 8.0  # ... up to this
+MAX_RETRY_AFTER_S = 60.0  # the longest wait a server's retry-after header can ask for
+RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
+RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class OpenAICompatibleClient(LLMClient):
+    """Answers requests through ``POST {base_url}/chat/completions``.
+
+    The API key, when the server needs one, is read from the environment variable ``api_key_env`` at every
+    call and sent as a Bearer token; it is never stored, shown or put into an error. Local servers need none.
+    """
+
+    def __init__(self, model: str, base_url: str = "http://localhost:11434/v1", *, api_key_env: str = "OPENAI_API_KEY",
+                 timeout_s: float = 60.0, max_retries: int = 3):
+        self.default_model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self._client: httpx.Client | None = None
+        self._clients_lock = threading.Lock()  # complete() may run on many threads, acomplete() on many loops
+        self._async_clients: WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = WeakKeyDictionary()
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleClient(model={self.default_model!r}, base_url={self.base_url!r})"
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        client = self._sync_client()
+        started = time.perf_counter()
+        for attempt in count():
+            try:
+                outcome = client.post(self.endpoint, json=self._payload(request), headers=self._headers())
+            except httpx.TransportError as error:
+                outcome = error
+            result = self._settle(outcome, request, attempt, started)
+            if isinstance(result, LLMReply):
+                return result
+            time.sleep(result)
+
+    async def acomplete(self, request: LLMRequest) -> LLMReply:
+        client = self._async_client()
+        started = time.perf_counter()
+        for attempt in count():
+            try:
+                outcome = await client.post(self.endpoint, json=self._payload(request), headers=self._headers())
+            except httpx.TransportError as error:
+                outcome = error
+            result = self._settle(outcome, request, attempt, started)
+            if isinstance(result, LLMReply):
+                return result
+            await asyncio.sleep(result)
+
+    def close(self) -> None:
+        """Close the synchronous client's connections (a later call opens new ones)."""
+        with self._clients_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the running event loop's async client (close it before its loop ends, or its sockets leak)."""
+        with self._clients_lock:
+            client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+    def _sync_client(self) -> httpx.Client:
+        with self._clients_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self.timeout_s)
+            return self._client
+
+    def _async_client(self) -> httpx.AsyncClient:
+        """One async client per event loop, as connections cannot move between loops."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            for closed in [each for each in self._async_clients if each.is_closed()]:
+                del self._async_clients[closed]  # its connections died with their loop
+            if loop not in self._async_clients:
+                self._async_clients[loop] = httpx.AsyncClient(timeout=self.timeout_s)
+            return self._async_clients[loop]
+
+    def _payload(self, request: LLMRequest) -> dict:
+        messages = [{"role": "system", "content": request.system}] if request.system else []
+        messages += [{"role": role, "content": text} for role, text in request.messages]
+        return {"model": request.model or self.default_model, "messages": messages,
+                "temperature": request.temperature, "max_tokens": request.max_tokens}
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.api_key_env)
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _settle(self, outcome: httpx.Response | httpx.TransportError, request: LLMRequest, attempt: int,
+                started: float) -> LLMReply | float:
+        """The reply, or how long to wait before retrying; raises :class:`LLMError` when there is nothing to retry."""
+        cause = outcome if isinstance(outcome, httpx.TransportError) else None
+        if cause is not None:
+            problem, retryable, headers = self._transport_problem(cause), isinstance(cause, RETRYABLE_ERRORS), {}
+        elif outcome.is_success:
+            return self._reply(outcome, request, attempt, started)
+        elif outcome.status_code in RETRYABLE_STATUS or outcome.status_code >= 500:
+            problem, retryable = f"answered HTTP {outcome.status_code}: {_error_message(outcome)}", True
+            headers = outcome.headers
+        else:
+            problem, retryable, headers = f"rejected the request: {self._status_problem(outcome, request)}", False, {}
+        if not retryable:
+            raise self._error(problem) from cause
+        if attempt >= self.max_retries:
+            raise self._error(f"{problem} (gave up after {attempt + 1} attempt{'s' if attempt else ''})") from cause
+        return _retry_delay(attempt, headers)
+
+    def _reply(self, response: httpx.Response, request: LLMRequest, attempt: int, started: float) -> LLMReply:
+        try:
+            body = response.json()
+        except ValueError:
+            raise self._error(f"answered with a body that is not JSON: {response.text[:200]!r}") from None
+        try:
+            text = body["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            text = None
+        if not isinstance(text, str):
+            raise self._error(f"answered without text in choices[0].message.content: {response.text[:200]!r}")
+        usage = body.get("usage") or {}
+        return LLMReply(
+            text=text,
+            model=body.get("model") or request.model or self.default_model,
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            latency_s=time.perf_counter() - started,
+            metadata={"retries": attempt},
+        )
+
+    def _transport_problem(self, error: httpx.TransportError) -> str:
+        if isinstance(error, httpx.TimeoutException):
+            return f"did not answer within {self.timeout_s} s ({type(error).__name__}); is the model still loading?"
+        if isinstance(error, httpx.ConnectError):
+            return (f"could not be reached ({error}): is the server running? Start Ollama with `ollama serve`, "
+                    "or check base_url")
+        return f"failed: {type(error).__name__}: {error}"
+
+    def _status_problem(self, response: httpx.Response, request: LLMRequest) -> str:
+        problem = f"HTTP {response.status_code}: {_error_message(response)}"
+        if response.status_code in (401, 403):
+            return f"{problem}; put a valid API key in the environment variable {self.api_key_env}"
+        if response.status_code == 404:
+            model = request.model or self.default_model
+            return f"{problem}; check that base_url ends in /v1 and that the server has model {model!r}"
+        return problem
+
+    def _error(self, problem: str) -> LLMError:
+        """An error naming the endpoint, with the API key (should a server echo it) masked."""
+        message = f"{self.endpoint} {problem}"
+        key = os.environ.get(self.api_key_env)
+        return LLMError(message.replace(key, "***") if key else message)
+
+
+def _error_message(response: httpx.Response) -> str:
+    """The server's own explanation: OpenAI's error.message when the body has one, else the start of the body."""
+    try:
+        error = response.json()["error"]
+        return str(error["message"] if isinstance(error, dict) else error)
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200] or response.reason_phrase
+
+
+def _retry_delay(attempt: int, headers) -> float:
+    """Seconds to wait before retry ``attempt + 1``: what the server asks for, else backoff with jitter."""
+    for name, unit_s in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            asked = float(headers[name]) * unit_s
+        except (KeyError, ValueError):
+            continue
+        if asked > 0:
+            return min(asked, MAX_RETRY_AFTER_S)
+    return min(INITIAL_RETRY_DELAY_S * 2**attempt, MAX_RETRY_DELAY_S) * (1 - 0.25 * random.random())
