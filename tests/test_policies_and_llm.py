@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from coordkit.llm import LLMError, LLMRequest, ScriptedClient
 from coordkit.llm.parsing import json_object, labelled_number, labelled_text
 from coordkit.policies import LLMPolicy, ReplyParseError, RulePolicy
+from coordkit.rep.beer_game import stand_in
 from coordkit.rep.beer_game.experiments import play
+from coordkit.rep.beer_game.llm_players import MAX_ORDER, parse_order
 from coordkit.rep.beer_game.model import rounds_frame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET
 from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis, parse_synthesis, synthesis_request
@@ -120,3 +122,47 @@ def test_parsers_read_what_the_prompts_ask_for():
     assert labelled_text("DECISION: 3\nSENSITIVITY: if demand rises\nI order more", "SENSITIVITY") == \
         "if demand rises\nI order more"
     assert json_object('noise {"a": {"b": 1}} tail') == {"a": {"b": 1}}
+
+
+def _game_requests(protocol: str) -> list:
+    client = ScriptedClient(stand_in.reply)
+    play(protocol, seed=1, rounds=5, step_round=2, llm=client)
+    return client.requests
+
+
+def test_a2a_players_are_asked_from_numbers_only_and_rep_players_read_sensitivities():
+    a2a = [r for r in _game_requests("a2a") if "ROUND 3 " in r.messages[0][1]]
+    rep = [r for r in _game_requests("rep_textual") if r.purpose == "rep.beer_game.decide" and "ROUND 3 " in r.messages[0][1]]
+    assert len(a2a) == len(rep) == 4
+    for request in a2a:
+        prompt = request.messages[0][1]
+        assert "REASONING: [" in prompt and "NUMERICAL NEIGHBOR PATTERNS" in prompt
+        assert "Ordering" not in prompt and "SENSITIVITY" not in prompt  # no neighbour's words reach A2A
+    for request in rep:
+        prompt = request.messages[0][1]
+        assert "SENSITIVITY: [" in prompt and "TARGET_INVENTORY" in prompt and "If demand rose 10%" in prompt
+        assert (request.temperature, request.max_tokens) == (0.1, 300)
+    assert "the brewery" in a2a[-1].system and "the customers" in a2a[0].system
+
+
+def test_base_stock_players_never_ask_an_llm():
+    assert _game_requests("base_stock") == []
+
+
+@pytest.mark.parametrize("reply", ["DECISION: -3\nSENSITIVITY: x", "DECISION: 5000\nREASONING: x", "DECISION: 4",
+                                   "I order four", "DECISION: 4\nSENSITIVITY:"])
+def test_player_replies_without_a_usable_order_or_message_fall_back(reply):
+    game = play("rep_numerical", seed=3, rounds=4, step_round=2, llm=ScriptedClient([reply], repeat=True))
+    rules = play("rep_numerical", seed=3, rounds=4, step_round=2)
+    pd.testing.assert_frame_equal(rounds_frame(game), rounds_frame(rules))
+    assert game.llm_fallbacks == game.llm_calls == 16
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text())
+def test_the_order_parser_never_raises_anything_but_parse_errors(text):
+    for candidate in (text, f"DECISION: {text}", f"DECISION: 4\nSENSITIVITY: {text}"):
+        try:
+            assert 0 <= parse_order(candidate) <= MAX_ORDER
+        except ReplyParseError:
+            pass
