@@ -11,6 +11,7 @@ import pytest
 from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import Fault, FakeLLMServer
+from coordkit.llm.session import open_llm
 from coordkit.rep.beer_game import stand_in
 from coordkit.rep.beer_game.experiments import play
 from coordkit.rep.beer_game.model import rounds_frame
@@ -151,3 +152,15 @@ def test_notebooks_store_no_key():
         assert "sk-ant-" not in text, notebook.name
         outputs = [o for c in json.loads(text)["cells"] for o in c.get("outputs", [])]
         assert "ANTHROPIC_API_KEY=" not in json.dumps(outputs), notebook.name
+
+
+def test_open_llm_goes_live_with_a_key_records_and_keeps_the_ledger(tmp_path, monkeypatch):
+    monkeypatch.delenv("COORDKIT_LLM", raising=False)
+    with FakeLLMServer(beer_reply) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # the SDK's own variable: here, the fake server
+        session = open_llm("rep-beer-fig1", budget_usd=0.50, model="claude-haiku-4-5", record_to=tmp_path / "live.jsonl")
+        game = session.run(play, "a2a", seed=0, rounds=5)
+    assert session.mode == "live" and "budget $0.50" in session.notice
+    assert game.llm_calls == 20 and session.summary().iloc[0]["calls"] == 20
+    assert 0 < session.ledger.spent_usd <= 0.50
+    assert len(ReplayClient(tmp_path / "live.jsonl").calls) == 20
