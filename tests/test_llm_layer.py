@@ -89,8 +89,9 @@ def test_the_budget_holds_under_concurrency():
 
 
 def test_a_budget_needs_a_price():
-    client = MeteredClient(ScriptedClient(["x"], model="mystery"), budget_usd=1.0)
-    client.billable = True
+    inner = Priced()
+    inner.default_model = "mystery"
+    client = MeteredClient(inner, budget_usd=1.0)
     with pytest.raises(BudgetExceeded, match="no price"):
         client.complete(ASK)
 

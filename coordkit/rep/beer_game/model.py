@@ -147,7 +147,8 @@ class BeerGame(mesa.Model):
         if self.protocol in ("a2a", "base_stock"):
             if self.protocol == "base_stock":
                 rule = BaseStock(desired_stock=self.initial_inventory)
-            policy = a2a_policy(self.llm, RulePolicy(rule.decide), self.rules) if self._llm_decides() else None
+            llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
+            policy = a2a_policy(self.llm, RulePolicy(rule.decide), self.rules) if llm_player else None
             return configure_a2a(A2APlayer(stage, rule, policy), **link)
         ordering = REPOrdering(rule)
         policy = rep_policy(self.llm, RulePolicy(ordering.decide), self.rules) if self.llm is not None else None
@@ -155,9 +156,6 @@ class BeerGame(mesa.Model):
         if self.protocol == "rep_numerical":
             return configure(player, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
         return configure(player, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
-
-    def _llm_decides(self) -> bool:
-        return self.llm is not None and self.protocol != "base_stock"
 
     def demand_at(self, round_number: int) -> float:
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)
