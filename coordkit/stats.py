@@ -24,7 +24,7 @@ class MeanSD:
 
 @dataclass(frozen=True)
 class Interval:
-    """A confidence interval for a proportion, from ``low`` to ``high``."""
+    """A confidence interval (for a proportion or a mean), from ``low`` to ``high``."""
 
     low: float
     high: float
@@ -46,6 +46,16 @@ def mean_sd(values: ArrayLike) -> MeanSD:
     sample = _sample(values, "values", min_n=1)
     sd = float(np.std(sample, ddof=1)) if sample.size >= 2 else float("nan")
     return MeanSD(mean=float(np.mean(sample)), sd=sd, n=int(sample.size))
+
+
+def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
+    """Student-t confidence interval for the mean of ``values`` (a point when they do not vary)."""
+    sample = _sample(values, "values", min_n=2)
+    mean, sem = float(np.mean(sample)), float(stats.sem(sample))
+    if sem == 0:
+        return Interval(low=mean, high=mean)
+    low, high = stats.t.interval(confidence, sample.size - 1, loc=mean, scale=sem)
+    return Interval(low=float(low), high=float(high))
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:

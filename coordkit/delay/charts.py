@@ -1,0 +1,51 @@
+"""Charts of the delay paper's figures, built on :mod:`coordkit.viz`."""
+
+import altair as alt
+import pandas as pd
+
+from coordkit import viz
+
+# the paper's Fig. 3 colours: green CC, red DD, orange (D, C), yellow (C, D); grey before both actions arrive
+OUTCOME_COLOURS = {"CC": "#2ca02c", "DD": "#d62728", "DC": "#ff7f0e", "CD": "#f2c40f", "?": "#dddddd"}
+
+
+def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
+    """Mean share of each outcome over the delay, one line per (p, α), with 95% intervals (Fig. 4)."""
+    data = summary.assign(players=lambda d: "p=" + d["p"].astype(str) + ", α=" + d["alpha"].astype(str))
+    base = alt.Chart().encode(x=alt.X("delay:Q", title="delay (s)"), color=alt.Color("players:N", title=None))
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("mean:Q", title="share of the last 20 s", scale=alt.Scale(domain=[0, 1])),
+        tooltip=[alt.Tooltip("players:N"), alt.Tooltip("delay:Q"), alt.Tooltip("mean:Q", format=".3f")],
+    )
+    band = base.mark_errorbar().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
+    return (
+        alt.layer(band, line, data=data)
+        .properties(width=200, height=180)
+        .facet(column=alt.Column("measure:N", title=None, sort=["mutual_cooperation", "mutual_defection", "exploitation"]))
+    )
+
+
+def raster(frame: pd.DataFrame) -> alt.Chart:
+    """Trial × second, coloured by outcome, one panel per delay (Fig. 3 d–f)."""
+    colours = alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values()))
+    return (
+        alt.Chart(frame[["delay", "trial", "second", "outcome"]])
+        .mark_rect()
+        .encode(
+            x=alt.X("second:O", title="second", axis=alt.Axis(values=list(range(0, 200, 10)))),
+            y=alt.Y("trial:O"),
+            color=alt.Color("outcome:N", scale=colours, title="A, B"),
+            tooltip=[alt.Tooltip("delay:Q"), alt.Tooltip("trial:O"), alt.Tooltip("second:O"), alt.Tooltip("outcome:N")],
+        )
+        .properties(width=420, height=120)
+        .facet(row=alt.Row("delay:O", title="delay (s)"))
+    )
+
+
+def asymmetry(frame: pd.DataFrame) -> alt.Chart:
+    """Mean payoff of the fast player A and the slow player B as B's delay grows."""
+    means = frame.groupby("delay_b")[["payoff_a", "payoff_b"]].mean().reset_index()
+    long = means.melt("delay_b", var_name="player", value_name="payoff")
+    long["player"] = long["player"].map({"payoff_a": "A (fast)", "payoff_b": "B (slow)"})
+    return viz.lines(long, "delay_b", "payoff", color="player", title="A fast player against a slower opponent",
+                     x_title="B's delay (s)", y_title="mean payoff per trial")

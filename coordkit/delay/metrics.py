@@ -1,0 +1,42 @@
+"""What the paper measures in a trial (§4.1): the shares of mutual cooperation, mutual defection and exploitation
+over the last 20 s, and the players' payoffs."""
+
+import numpy as np
+import pandas as pd
+
+from coordkit.delay.game import CODE, Payoffs, Timing
+
+OUTCOMES = ("mutual_cooperation", "mutual_defection", "exploitation")
+LAST_S = 20.0
+
+
+def shares(effective: np.ndarray, timing: Timing, last_s: float = LAST_S) -> pd.DataFrame:
+    """Per trial, the share of the last ``last_s`` seconds spent in each outcome.
+
+    ``effective`` holds action codes of shape (2, trials, ticks). Columns: mutual_cooperation, mutual_defection,
+    exploitation (either player exploited), a_exploited (A cooperates while B defects), b_exploited.
+    """
+    a, b = effective[:, :, -timing.ticks(last_s):]
+    c, d = CODE["C"], CODE["D"]
+    return pd.DataFrame({
+        "mutual_cooperation": ((a == c) & (b == c)).mean(axis=1),
+        "mutual_defection": ((a == d) & (b == d)).mean(axis=1),
+        "exploitation": (((a == c) & (b == d)) | ((a == d) & (b == c))).mean(axis=1),
+        "a_exploited": ((a == c) & (b == d)).mean(axis=1),
+        "b_exploited": ((a == d) & (b == c)).mean(axis=1),
+    })
+
+
+def payoff_totals(effective: np.ndarray, payoffs: Payoffs = Payoffs()) -> pd.DataFrame:
+    """Per trial, each player's cumulative payoff over the whole trial (Unknown ticks pay 0)."""
+    a, b = effective
+    known = (a >= 0) & (b >= 0)
+    table = payoffs.matrix()
+    earned_a = np.where(known, table[a.clip(0), b.clip(0)], 0.0).sum(axis=1)
+    earned_b = np.where(known, table[b.clip(0), a.clip(0)], 0.0).sum(axis=1)
+    return pd.DataFrame({"payoff_a": earned_a, "payoff_b": earned_b})
+
+
+def effective_codes(ticks: pd.DataFrame) -> np.ndarray:
+    """A Mesa trial's effective actions (from :func:`~coordkit.delay.model.ticks_frame`) as codes, (2, 1, ticks)."""
+    return np.stack([ticks[column].map(CODE).to_numpy(np.int8)[None, :] for column in ("effective_a", "effective_b")])

@@ -1,0 +1,146 @@
+"""How players choose C or D each tick: the paper's simplified model, the classic strategies, and personas.
+
+All see an :class:`Observation` — the server's state after the previous tick and the recent change points — and
+never the opponent's latest choice, which is still in flight.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from coordkit.delay.game import C, D
+from coordkit.policies import Policy
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change point of the history: at ``time_s`` (server clock) ``player``'s effective action became ``action``."""
+
+    time_s: float
+    player: str
+    action: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What player ``player`` ("A" or "B") knows when it chooses at tick ``tick`` (§3.2)."""
+
+    tick: int
+    time_s: float
+    player: str
+    own_delay_s: float
+    opponent_delay_s: float
+    own_effective: str
+    opponent_effective: str
+    own_payoff: float
+    opponent_payoff: float
+    own_last_choice: str  # its latest choice, which may not have reached the server yet
+    history: tuple[Change, ...] = ()  # effective-action changes within the memory horizon, oldest first
+
+
+class TitForTat(Policy):
+    """Do what the opponent is seen doing; cooperate while nothing is seen yet."""
+
+    name = "tit_for_tat"
+
+    def decide(self, observation: Observation) -> str:
+        return D if observation.opponent_effective == D else C
+
+
+class GrimTrigger(Policy):
+    """Cooperate until the opponent is first seen defecting, then defect for good."""
+
+    name = "grim_trigger"
+
+    def __init__(self):
+        self.triggered = False
+
+    def decide(self, observation: Observation) -> str:
+        self.triggered = self.triggered or observation.opponent_effective == D
+        return D if self.triggered else C
+
+
+class Always(Policy):
+    """Always the same action."""
+
+    def __init__(self, action: str):
+        self.action = action
+        self.name = "always_cooperate" if action == C else "always_defect"
+
+    def decide(self, observation: Observation) -> str:
+        return self.action
+
+
+class SimplifiedModel(Policy):
+    """The paper's simplified agent (§4.2): with probability p tit-for-tat, otherwise defect with probability
+    α·D_i (D_i its own delay in seconds, capped at 1) and cooperate else.
+
+    Each decision draws two uniforms from ``rng`` — (u₁, u₂): TFT if u₁ < p, else D if u₂ < α·D_i — so that the
+    vectorised fast path (:mod:`coordkit.delay.fast`) can replay exactly the same draws.
+    """
+
+    name = "simplified"
+
+    def __init__(self, p: float, alpha: float, rng: np.random.Generator):
+        check_probability("p", p)
+        if alpha < 0:
+            raise ValueError(f"alpha={alpha} must not be negative (the paper uses 0.1 and 0.2)")
+        self.p, self.alpha, self.rng = p, alpha, rng
+
+    def decide(self, observation: Observation) -> str:
+        follow, defect = self.rng.random(2)
+        if follow < self.p:
+            return TitForTat().decide(observation)
+        return D if defect < min(1.0, self.alpha * observation.own_delay_s) else C
+
+
+@dataclass(frozen=True)
+class Persona:
+    """Big Five traits in [−1, 1] that the paper gives its LLM agents (§3.2); the experiments use A=1, C=−1, N=1."""
+
+    agreeableness: float = 1.0
+    conscientiousness: float = -1.0
+    neuroticism: float = 1.0
+
+    def __post_init__(self):
+        for trait, value in self.__dict__.items():
+            if not -1 <= value <= 1:
+                raise ValueError(f"{trait}={value} must be in [-1, 1]")
+
+    def text(self) -> str:
+        """A persona description for the system prompt. The authors had an LLM write ~100 words from the traits;
+        the kit writes it from a template so that it is the same every time."""
+        return " ".join(
+            f"Your {trait} is {_level(value)}: {phrases[value >= 0]}"
+            for trait, value, phrases in (
+                ("agreeableness", self.agreeableness, _AGREEABLE),
+                ("conscientiousness", self.conscientiousness, _CONSCIENTIOUS),
+                ("neuroticism", self.neuroticism, _NEUROTIC),
+            )
+        )
+
+    def rule(self, rng: np.random.Generator) -> SimplifiedModel:
+        """The kit's rule-based stand-in for this persona (an assumption, not the paper's): agreeable players
+        follow tit-for-tat more (p = 0.6 … 0.9); neurotic and careless ones are more tempted by a slow opponent
+        (α = 0.05 … 0.15). The paper's persona (A=1, C=−1, N=1) gives p = 0.9, α = 0.15."""
+        p = 0.6 + 0.15 * (self.agreeableness + 1)
+        alpha = 0.05 + 0.025 * (self.neuroticism + 1) + 0.025 * (1 - self.conscientiousness)
+        return SimplifiedModel(p, alpha, rng)
+
+
+_AGREEABLE = ("you put your own interest first and distrust others' motives.",
+              "you trust others, like to get along and forgive quickly.")
+_CONSCIENTIOUS = ("you act on impulse and do not stick to plans.", "you are disciplined, careful and consistent.")
+_NEUROTIC = ("you stay calm under pressure.", "you worry easily and react strongly to setbacks and slights.")
+
+
+def _level(value: float) -> str:
+    if value == 0:
+        return "average"
+    strength = "very" if abs(value) >= 0.5 else "somewhat"
+    return f"{strength} {'high' if value > 0 else 'low'}"
+
+
+def check_probability(name: str, value: float) -> None:
+    if not 0 <= value <= 1:
+        raise ValueError(f"{name}={value} is a probability: it must be in [0, 1]")
