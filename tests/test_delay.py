@@ -138,3 +138,12 @@ def test_shares_cover_the_last_twenty_seconds_only():
     effective[1, 0, :45] = 1  # B defects until 20 s before the end
     row = metrics.shares(effective, Timing(5, 5)).iloc[0]
     assert row["mutual_cooperation"] == 1.0 and row["exploitation"] == 0.0
+
+
+def test_a_trial_summary_is_one_sweepable_row():
+    from coordkit.delay.experiments import trial_summary
+    from coordkit.sweep import sweep
+
+    frame = sweep(trial_summary, {"delay_a": [0, 10]}, seeds=3, progress=False)
+    assert len(frame) == 6 and {"mutual_cooperation", "payoff_a", "llm_calls"} <= set(frame.columns)
+    assert (frame.query("delay_a == 0")["mutual_cooperation"] == 1.0).all()

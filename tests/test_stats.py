@@ -252,3 +252,12 @@ def test_proportion_table_several_group_columns_and_0_1_successes():
 def test_proportion_table_bad_input(df, message):
     with pytest.raises(ValueError, match=message):
         proportion_table(df, "g", "ok")
+
+
+def test_mean_interval_is_the_student_t_interval_and_a_point_for_constant_data():
+    from coordkit.stats import mean_interval
+
+    interval = mean_interval([1.0, 2.0, 3.0, 4.0])
+    half_width = 3.1824463 * (1.2909944 / 2)  # t(0.975, 3) · s/√n
+    assert interval.low == pytest.approx(2.5 - half_width) and interval.high == pytest.approx(2.5 + half_width)
+    assert mean_interval([0.5, 0.5]) == Interval(0.5, 0.5)
