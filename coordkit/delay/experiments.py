@@ -5,8 +5,7 @@
 - :func:`asymmetry` — beyond the paper: a fast player against slower and slower opponents.
 """
 
-from functools import partial
-
+import numpy as np
 import pandas as pd
 
 from coordkit import figures, stats
@@ -110,8 +109,7 @@ def figure3(trials: int = 10, base_seed: int = 0, delays=(0, 5, 20), p: float = 
             codes, calls = played.effective, [(0, 0)] * trials
         else:
             models = [trial(seed, delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm) for seed in seeds]
-            codes = pd.concat([pd.DataFrame(metrics.effective_codes(ticks_frame(m))[:, 0].T) for m in models]).to_numpy()
-            codes = codes.reshape(trials, -1, 2).transpose(2, 0, 1)
+            codes = np.concatenate([metrics.effective_codes(ticks_frame(m)) for m in models], axis=1)
             calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
         for number, (a, b) in enumerate(zip(*codes)):
             frames.append(pd.DataFrame({
