@@ -17,7 +17,7 @@ def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
         y=alt.Y("mean:Q", title="share of the last 20 s", scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("players:N"), alt.Tooltip("delay:Q"), alt.Tooltip("mean:Q", format=".3f")],
     )
-    band = base.mark_errorbar().encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
+    band = base.mark_errorbar().encode(y=alt.Y("low:Q", title="share of the last 20 s"), y2=alt.Y2("high:Q"))
     return (
         alt.layer(band, line, data=data)
         .properties(width=200, height=180)

@@ -10,7 +10,6 @@ import pandas as pd
 
 from coordkit import figures, stats
 from coordkit.delay import charts, fast, metrics, stand_in
-from coordkit.delay.game import outcome
 from coordkit.delay.model import DelayedDilemma, ticks_frame
 from coordkit.delay.policies import Persona
 from coordkit.llm import LLMClient
@@ -111,16 +110,19 @@ def figure3(trials: int = 10, base_seed: int = 0, delays=(0, 5, 20), p: float = 
             models = [trial(seed, delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm) for seed in seeds]
             codes = np.concatenate([metrics.effective_codes(ticks_frame(m)) for m in models], axis=1)
             calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
-        for number, (a, b) in enumerate(zip(*codes)):
-            frames.append(pd.DataFrame({
-                "delay": delay, "trial": number, "second": range(len(a)),
-                "outcome": [outcome(*(_ACTION[x], _ACTION[y])) for x, y in zip(a, b)],
-                "llm_calls": calls[number][0], "llm_fallbacks": calls[number][1],
-            }))
+        frames.append(raster_rows(codes, delay).assign(
+            llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
+            llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
+        ))
     return pd.concat(frames, ignore_index=True)
 
 
-_ACTION = {0: "C", 1: "D", -1: "?"}
+def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.DataFrame:
+    """The outcome of every second of the ``first`` trials, one row per trial and second (for :func:`charts.raster`)."""
+    labels = metrics.outcomes(effective[:, :first])
+    trial_number, second = np.indices(labels.shape)
+    return pd.DataFrame({"delay": delay, "trial": trial_number.ravel(), "second": second.ravel(),
+                         "outcome": labels.ravel()})
 
 
 def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:

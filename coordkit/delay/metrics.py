@@ -27,6 +27,13 @@ def shares(effective: np.ndarray, timing: Timing, last_s: float = LAST_S) -> pd.
     })
 
 
+def outcomes(effective: np.ndarray) -> np.ndarray:
+    """Each tick's outcome as text, shape (trials, ticks): "CC", "DD", "CD" (A exploited), "DC", or "?"."""
+    letters = np.array(["C", "D", "?"])[effective]  # code −1 indexes the last letter
+    a, b = letters
+    return np.where((a == "?") | (b == "?"), "?", np.char.add(a, b))
+
+
 def payoff_totals(effective: np.ndarray, payoffs: Payoffs = Payoffs()) -> pd.DataFrame:
     """Per trial, each player's cumulative payoff over the whole trial (Unknown ticks pay 0)."""
     a, b = effective

@@ -119,13 +119,17 @@ class Persona:
             )
         )
 
-    def rule(self, rng: np.random.Generator) -> SimplifiedModel:
-        """The kit's rule-based stand-in for this persona (an assumption, not the paper's): agreeable players
-        follow tit-for-tat more (p = 0.6 … 0.9); neurotic and careless ones are more tempted by a slow opponent
+    def parameters(self) -> tuple[float, float]:
+        """The simplified model's (p, α) for this persona — the kit's assumption, not the paper's: agreeable
+        players follow tit-for-tat more (p = 0.6 … 0.9); neurotic and careless ones are more tempted by delay
         (α = 0.05 … 0.15). The paper's persona (A=1, C=−1, N=1) gives p = 0.9, α = 0.15."""
         p = 0.6 + 0.15 * (self.agreeableness + 1)
         alpha = 0.05 + 0.025 * (self.neuroticism + 1) + 0.025 * (1 - self.conscientiousness)
-        return SimplifiedModel(p, alpha, rng)
+        return round(p, 6), round(alpha, 6)
+
+    def rule(self, rng: np.random.Generator) -> SimplifiedModel:
+        """The kit's rule-based stand-in for this persona: the simplified model with :meth:`parameters`."""
+        return SimplifiedModel(*self.parameters(), rng)
 
 
 _AGREEABLE = ("you put your own interest first and distrust others' motives.",
