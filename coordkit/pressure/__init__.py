@@ -1,0 +1,6 @@
+"""Pressure fields and temporal decay on Latin squares (Rodriguez 2026): agents coordinate through a shared
+artifact whose per-row "pressure" says what is still wrong, instead of through messages.
+
+``puzzles`` makes unique-solution puzzles, ``pressure`` measures them, ``model`` is the Mesa model with the paper's
+algorithm and its baselines, ``experiments`` the paper's Tables 2–7.
+"""
