@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-DOMAINS = ("coordkit.rep.beer_game.experiments", "coordkit.delay.experiments")
+DOMAINS = ("coordkit.rep.beer_game.experiments", "coordkit.delay.experiments", "coordkit.pressure.experiments")
 
 
 @dataclass(frozen=True)

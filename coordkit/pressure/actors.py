@@ -45,10 +45,12 @@ class Patch:
     actor: int = -1
 
 
+ESCALATION_STEP = 0.1
+
+
 def escalation_skills(skill: float) -> tuple[float, ...]:
-    """Five tiers from ``skill`` up to 0.95: the skill of each model in the escalation chain."""
-    top = max(skill, 0.95)
-    return tuple(skill + (top - skill) * k / (len(MODEL_CHAIN) - 1) for k in range(len(MODEL_CHAIN)))
+    """The skill of each model of the escalation chain: ``skill``, then 0.1 more per tier (capped at 1)."""
+    return tuple(min(1.0, skill + ESCALATION_STEP * k) for k in range(len(MODEL_CHAIN)))
 
 
 def target_cells(view: RowView) -> list[int]:

@@ -39,7 +39,7 @@ from coordkit.policies import LLMPolicy
 from coordkit.pressure import conversation
 from coordkit.pressure.actors import MODEL_CHAIN, Actor, Patch, RowView, escalation_skills, rule_policy, target_cells
 from coordkit.pressure.llm_actor import llm_policy
-from coordkit.pressure.pressure import row_pressures
+from coordkit.pressure.pressure import conflicts, row_pressures
 from coordkit.pressure.puzzles import EMPTY, check_size, puzzle_for
 
 STRATEGIES = ("pressure_field", "hierarchical", "sequential", "random", "conversation")
@@ -186,7 +186,7 @@ class PressureField(mesa.Model):
         return self._select([p for p in proposals if p is not None])
 
     def _choose_rows(self) -> list[int]:
-        live = [i for i in range(self.n) if self.pressures[i] > 0]
+        live = [i for i in range(self.n) if self.actionable[i]]
         if not live:
             return []
         if self.strategy == "pressure_field":
@@ -200,7 +200,7 @@ class PressureField(mesa.Model):
         if self.strategy == "hierarchical":
             empties = (self.grid == EMPTY).sum(axis=1)
             key = empties if empties.max() > 0 else self.pressures
-            return [int(np.argmax(key))]
+            return [max(live, key=lambda row: (key[row], -row))]
         if self.strategy == "sequential":
             return [(self.tick - 1) % self.n]
         return [int(self.rng.integers(self.n))]  # random: any row
@@ -307,6 +307,11 @@ class PressureField(mesa.Model):
             fitness=region.fitness, confidence=region.confidence,
             examples=tuple((c, v) for c, v, _ in self.bank) if self.examples else (),
         )
+
+    @property
+    def actionable(self) -> np.ndarray:
+        """Per row: whether a patch can change something — an editable cell that is empty or in conflict."""
+        return (((self.grid == EMPTY) | conflicts(self.grid)) & self.editable).any(axis=1)
 
     @property
     def skill(self) -> float:

@@ -39,3 +39,12 @@ def row_pressures(grid: np.ndarray) -> np.ndarray:
 def artifact_pressure(grid: np.ndarray) -> int:
     """P(s) = Σ_i P_i: zero exactly when the square is complete and Latin."""
     return int(row_pressures(grid).sum())
+
+
+def conflicts(grid: np.ndarray) -> np.ndarray:
+    """Per cell: whether it holds a value that repeats in its row or in its column."""
+    n = len(grid)
+    filled = grid != EMPTY
+    in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2) > 1
+    in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0) > 1
+    return filled & (in_row | in_column.reshape(n, n))
