@@ -28,13 +28,13 @@ the row's pressure applied; "decay" only evaporates the example bank (×0.95 a t
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mesa
 import numpy as np
 import pandas as pd
 
-from coordkit.llm import LLMClient
+from coordkit.llm import LLMClient, aio
 from coordkit.policies import LLMPolicy
 from coordkit.pressure import conversation
 from coordkit.pressure.actors import MODEL_CHAIN, Actor, Patch, RowView, escalation_skills, rule_policy, target_cells
@@ -181,8 +181,12 @@ class PressureField(mesa.Model):
 
     def _paper_tick(self) -> list[Patch]:
         self.focus_rows = self._choose_rows()
-        views = [self.view(row) for row in self.focus_rows]
-        proposals = [actor.propose(view, self.skill) for view in views if target_cells(view) for actor in self.agents]
+        views = [view for view in map(self.view, self.focus_rows) if target_cells(view)]
+        if self.llm is None:
+            proposals = [actor.propose(view, self.skill) for view in views for actor in self.agents]
+        else:  # every actor's call at once (§3.3: proposals in parallel)
+            calls = (actor.apropose(view, self.skill) for view in views for actor in self.agents)
+            proposals = aio.run(aio.gather_bounded(calls, aio.DEFAULT_CONCURRENCY))
         return self._select([p for p in proposals if p is not None])
 
     def _choose_rows(self) -> list[int]:
@@ -233,7 +237,7 @@ class PressureField(mesa.Model):
         empty = [c for c in range(self.n) if view.cells[c] == EMPTY and view.editable[c]]
         actors = self.agents.to_list()
         for k in range(min(8, 2 * len(empty))):
-            asked = RowView(**{**view.__dict__, "targets": (empty[k % len(empty)],)})
+            asked = replace(view, targets=(empty[k % len(empty)],))
             patch = actors[k % len(actors)].propose(asked, self.skill)
             if patch is not None and self._fork_drop(patch)[1] > 0:
                 return [patch]  # the first proposal that lowers the row's pressure
