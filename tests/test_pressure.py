@@ -105,10 +105,10 @@ def test_more_agents_propose_more_and_solve_more():
 
 def test_escalation_moves_up_the_model_chain_after_twenty_stalled_ticks():
     model = PressureField(n=7, empty=7, strategy="sequential", skill=0.0, rng=2)
-    model._escalate(False)
+    model._escalate(model.best)
     assert model.tier == 0
     for _ in range(19):
-        model._escalate(False)
+        model._escalate(model.best + 3)  # no new lowest pressure
     assert model.tier == 1 and model.skill == pytest.approx(0.1)
     assert PressureField(n=5, empty=3, escalation=False, rng=0).skills == (0.1,)
 
@@ -154,3 +154,12 @@ def test_conversation_roles_can_be_llms_with_the_papers_prompts():
     purposes = Counter(r.purpose for r in client.requests)
     assert purposes["pressure.conversation.coordinator"] == 5 and purposes["pressure.conversation.validator"] > 0
     assert model.llm_calls == len(client.requests)
+
+
+def test_the_stand_in_answers_every_pressure_prompt_and_records_table7(tmp_path):
+    from coordkit.cli import main
+
+    assert main(["record", "pressure-table7", "--seeds", "2", "--stand-in", "--out", str(tmp_path / "t7.jsonl"),
+                 "--figures-out", str(tmp_path)]) == 0
+    frame = pd.read_csv(tmp_path / "pressure-table7.csv")
+    assert frame["llm_calls"].sum() > 0 and frame["llm_fallbacks"].sum() == 0

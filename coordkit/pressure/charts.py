@@ -24,7 +24,8 @@ def ablation(frame: pd.DataFrame) -> alt.Chart:
                                   for d, i, e in zip(frame["decay"], frame["inhibition"], frame["examples"])])
     table = labels.groupby("config", sort=False)["final_pressure"].agg(["mean", "std"]).reset_index()
     table["low"], table["high"] = table["mean"] - table["std"], table["mean"] + table["std"]
-    return viz.bars(table, "config", "mean", low="low", high="high", title="Final pressure (mean ± SD)")
+    chart = viz.bars(table, "config", "mean", low="low", high="high", title="Final pressure (mean ± SD)")
+    return chart.properties(width=560)
 
 
 def scaling(frame: pd.DataFrame) -> alt.LayerChart:
@@ -36,8 +37,10 @@ def scaling(frame: pd.DataFrame) -> alt.LayerChart:
     return (band + line).properties(title="Solve rate by number of agents", width=320, height=220)
 
 
-def grid(cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "") -> alt.LayerChart:
-    """The square: each cell shows its value (blank when empty), coloured by its row's pressure; givens in bold."""
+def grid(cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "",
+         pressure_max: float | None = None) -> alt.LayerChart:
+    """The square: each cell shows its value (blank when empty), coloured by its row's pressure; givens in bold.
+    ``pressure_max`` fixes the top of the colour scale (so that a sequence of ticks is coloured alike)."""
     n = len(cells)
     rows, columns = np.indices(cells.shape)
     data = pd.DataFrame({
@@ -47,9 +50,10 @@ def grid(cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: st
     })
     base = alt.Chart(data).encode(x=alt.X("column:O", axis=None), y=alt.Y("row:O", axis=alt.Axis(title="row")))
     squares = base.mark_rect(stroke="white").encode(
-        color=alt.Color("row pressure:Q", scale=alt.Scale(scheme="orangered", domainMin=0)),
+        color=alt.Color("row pressure:Q", scale=alt.Scale(scheme="orangered", domain=[0, pressure_max])
+                        if pressure_max else alt.Scale(scheme="orangered", domainMin=0)),
         tooltip=[alt.Tooltip("row:O"), alt.Tooltip("column:O"), alt.Tooltip("value:N"), alt.Tooltip("row pressure:Q")],
     )
-    text = base.mark_text(fontSize=16).encode(
-        text="value:N", fontWeight=alt.condition("datum.given", alt.value("bold"), alt.value("normal")))
-    return (squares + text).properties(width=36 * n, height=36 * n, title=title)
+    givens_text = base.mark_text(fontSize=16, fontWeight="bold").encode(text="value:N").transform_filter("datum.given")
+    placed_text = base.mark_text(fontSize=16).encode(text="value:N").transform_filter("!datum.given")
+    return (squares + givens_text + placed_text).properties(width=36 * n, height=36 * n, title=title)

@@ -66,13 +66,15 @@ class PressureField(mesa.Model):
         strategy: one of :data:`STRATEGIES`. mode: "paper" (the algorithm as written) or "published" (the code).
         agents: parallel actors, each proposing one patch per activated row per tick (sequential uses one).
         skill: the rule-based actors' chance of proposing an available value (stands in for model size).
-        escalation: after ``escalation_patience`` ticks without a fall in total pressure, the next model tier.
+        escalation: after ``escalation_patience`` ticks without a new lowest total pressure, the next model tier.
         decay, decay_rate, confidence_decay_rate: eq. 4 (λ_f = 0.1 in the paper; λ_γ is not given: 0.1).
         inhibition, inhibition_ticks: τ_inh = 4. fitness_boost, confidence_boost: Δ_f, Δ_γ of eq. 5.
         settle_confidence: a row this confident is not activated. activation: τ_act (0: any pressure > 0).
         focus: rows activated per tick (the paper's runs: 1). kappa: patches applied per tick, on distinct rows.
-        acceptance_gate: apply only patches that lower their row's pressure (None: off in "paper", on in
-            "published" mode).
+        acceptance_gate: apply only patches that lower their row's pressure. None: off in "paper" mode — §4.3
+            selects by actual reduction with no such gate, which is what lets pressure rise without decay (Table 3);
+            Appendix B says patches that increase violations are rejected, which would make that impossible —
+            and in "published" mode on exactly when ``decay`` is (the code's "decay" switch turns the gate on).
         examples: remember successful fixes and show them to actors (the ablation's E).
         max_ticks: the budget (100). validator_error, max_turns: the conversation baseline's.
         llm: an LLMClient for LLM actors (and conversation roles); their unusable replies fall back to the rules.
@@ -119,7 +121,7 @@ class PressureField(mesa.Model):
         self.inhibition, self.inhibition_ticks = inhibition, inhibition_ticks
         self.boosts, self.settle_confidence, self.activation = (fitness_boost, confidence_boost), settle_confidence, activation
         self.focus, self.kappa, self.max_ticks = focus, kappa, max_ticks
-        self.gate = (mode == "published") if acceptance_gate is None else acceptance_gate
+        self.gate = (mode == "published" and decay) if acceptance_gate is None else acceptance_gate
         self.examples = examples
         self.bank: list[tuple[int, int, float]] = []  # (column, value, weight)
         self.skills = escalation_skills(skill) if escalation else (skill,)
@@ -133,7 +135,7 @@ class PressureField(mesa.Model):
         self.max_turns = max_turns
         self.tick = 0
         self.pressures = row_pressures(self.grid)
-        self.initial_pressure = int(self.pressures.sum())
+        self.initial_pressure = self.best = int(self.pressures.sum())
         self.history: list[np.ndarray] = [self.grid.copy()]
         self.focus_rows: list[int] = []
         self.applied: list[Patch] = []
@@ -154,7 +156,6 @@ class PressureField(mesa.Model):
     # --- one tick -------------------------------------------------------------------------------------------
     def step(self) -> None:
         self.tick += 1
-        before = int(self.pressures.sum())
         self._decay()
         if self.strategy == "conversation":
             self.applied = self._converse()
@@ -165,7 +166,7 @@ class PressureField(mesa.Model):
         for patch in self.applied:
             self._apply(patch)
         self.pressures = row_pressures(self.grid)
-        self._escalate(int(self.pressures.sum()) < before)
+        self._escalate(int(self.pressures.sum()))
         self.history.append(self.grid.copy())
         self._log_rows()
         self.datacollector.collect(self)
@@ -177,7 +178,8 @@ class PressureField(mesa.Model):
             for region in self.regions:
                 region.fitness *= math.exp(-self.rates[0])
                 region.confidence *= math.exp(-self.rates[1])
-        self.bank = [(c, v, w * EXAMPLE_EVAPORATION) for c, v, w in self.bank if w * EXAMPLE_EVAPORATION >= EXAMPLE_FLOOR]
+        if self.mode == "paper" or self.decay:
+            self.bank = [(c, v, w * EXAMPLE_EVAPORATION) for c, v, w in self.bank if w * EXAMPLE_EVAPORATION >= EXAMPLE_FLOOR]
 
     def _paper_tick(self) -> list[Patch]:
         self.focus_rows = self._choose_rows()
@@ -212,7 +214,7 @@ class PressureField(mesa.Model):
     def _select(self, proposals: list[Patch]) -> list[Patch]:
         """Validate every candidate on a fork; apply the best κ on distinct rows (through the gate, if on)."""
         scored = []
-        for order, patch in enumerate(proposals):
+        for order, patch in enumerate(p for p in proposals if self.grid[p.row, p.column] != p.value):
             total_drop, row_drop = self._fork_drop(patch)
             if not self.gate or row_drop > 0:
                 scored.append((-total_drop, order, patch))
@@ -239,8 +241,8 @@ class PressureField(mesa.Model):
         for k in range(min(8, 2 * len(empty))):
             asked = replace(view, targets=(empty[k % len(empty)],))
             patch = actors[k % len(actors)].propose(asked, self.skill)
-            if patch is not None and self._fork_drop(patch)[1] > 0:
-                return [patch]  # the first proposal that lowers the row's pressure
+            if patch is not None and (not self.gate or self._fork_drop(patch)[1] > 0):
+                return [patch]  # the first proposal (through the gate: the first that lowers the row's pressure)
         return []
 
     def _published_row(self) -> int:
@@ -271,7 +273,8 @@ class PressureField(mesa.Model):
                                        tuple(int(v) for i, v in enumerate(self.grid[:, patch.column]) if i != row))
             if self.roles.validator.decide(check):
                 history.append("APPROVE")
-                return [patch] if not self.gate or self._fork_drop(patch)[1] > 0 else []
+                changes = self.grid[row, patch.column] != patch.value
+                return [patch] if changes and (not self.gate or self._fork_drop(patch)[1] > 0) else []
             history.append("REJECT")
             rejected.add((patch.column, patch.value))
         return []
@@ -288,8 +291,10 @@ class PressureField(mesa.Model):
         if self.examples and drop > 0:
             self.bank.append((patch.column, patch.value, 1.0))
 
-    def _escalate(self, improved: bool) -> None:
-        self.stalled = 0 if improved else self.stalled + 1
+    def _escalate(self, pressure: int) -> None:
+        """Up one model tier after ``patience`` ticks without progress (no new lowest pressure)."""
+        self.stalled = 0 if pressure < self.best else self.stalled + 1
+        self.best = min(self.best, pressure)
         if self.stalled >= self.patience and self.tier < len(self.skills) - 1:
             self.tier += 1
             self.stalled = 0
