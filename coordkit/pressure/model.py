@@ -24,7 +24,8 @@ actor), random (any row), and conversation (:mod:`coordkit.pressure.conversation
 
 **The published code** (``mode="published"``): one row per tick chosen by the strategy (pressure-field: highest
 pressure, ties to the lowest index), min(8, 2·#empty) proposals for that row's empty cells, the FIRST that lowers
-the row's pressure applied; "decay" only evaporates the example bank (×0.95 a tick); the agent count is a label.
+the row's pressure applied; its "decay" switch evaporates the example bank (×0.95 a tick) and turns that acceptance
+gate on — with it off, the first proposal goes in; the agent count is a label.
 """
 
 import math
