@@ -1,0 +1,144 @@
+"""BSPL semantics and the verifier: enabledness (nested keys included), emission and reception checks, random
+enactments that never let a violation through, and liveness of the paper's protocols."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coordkit.bspl.parser import load
+from coordkit.bspl.semantics import EmissionViolation, Instance, IntegrityViolation, LocalState
+from coordkit.bspl.verifier import verify
+
+PURCHASE = load("purchase")
+LOGISTICS = load("logistics")
+
+
+def names(forms):
+    return sorted(f.schema.name for f in forms)
+
+
+def test_a_buyer_starts_with_rfq_and_a_seller_can_quote_once_it_has_heard():
+    buyer, seller = LocalState(PURCHASE, ("Buyer",)), LocalState(PURCHASE, ("Seller",))
+    assert names(buyer.enabled()) == ["rfq"] and seller.enabled() == []
+    rfq = buyer.send(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))
+    seller.receive(rfq)
+    (quote,) = seller.enabled()
+    assert quote.schema.name == "quote" and dict(quote.known) == {"ID": "1", "item": "pen"} and quote.missing == ("price",)
+    seller.send(quote.bind(PURCHASE, price=4))
+    assert seller.enabled() == []  # quoted once in this enactment
+    assert names(buyer.enabled()) == ["rfq"]  # a new rfq starts a new enactment
+
+
+def test_accept_and_reject_exclude_each_other():
+    buyer = LocalState(PURCHASE, ("Buyer",))
+    buyer.send(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))
+    buyer.receive(Instance.of(PURCHASE, "quote", ID="1", item="pen", price=4))
+    assert names(buyer.enabled()) == ["accept", "completed", "reject", "rfq"]
+    buyer.send(Instance.of(PURCHASE, "accept", ID="1", item="pen", price=4, address="Main St", resp="yes"))
+    assert "reject" not in names(buyer.enabled())  # its out resp is known now
+    with pytest.raises(EmissionViolation, match="already bound"):
+        buyer.send(Instance.of(PURCHASE, "reject", ID="1", item="pen", price=4, outcome="no", resp="no"))
+
+
+def test_nested_keys_let_an_order_s_label_reach_its_items():
+    merchant, packer = LocalState(LOGISTICS, ("Merchant",)), LocalState(LOGISTICS, ("Packer",))
+    label = merchant.send(Instance.of(LOGISTICS, "RequestLabel", orderID="o1", address="Alice"))
+    wrap_forms = [f for f in merchant.enabled() if f.schema.name == "RequestWrapping"]
+    assert [dict(f.known) for f in wrap_forms] == [{"orderID": "o1"}]
+    merchant.send(wrap_forms[0].bind(LOGISTICS, itemID="i1", item="vase"))
+    packer.receive(Instance.of(LOGISTICS, "Wrapped", orderID="o1", itemID="i1", item="vase", wrapping="bubble"))
+    assert names(packer.enabled()) == []  # no label yet for order o1
+    packer.receive(Instance.of(LOGISTICS, "Labeled", orderID="o1", address="Alice", label="L1"))
+    (packed,) = packer.enabled()
+    assert dict(packed.known)["label"] == "L1"  # known through the order's key alone
+    assert label.key_bindings == {"orderID": "o1"}
+
+
+@pytest.mark.parametrize("instance, message", [
+    (Instance.of(PURCHASE, "quote", ID="1", item="pen", price=4), "sent by Seller"),
+    (Instance.of(PURCHASE, "accept", ID="9", item="pen", price=4, address="x", resp="y"), "not known"),
+    (Instance.of(PURCHASE, "rfq", ID="1"), "unbound"),
+    (Instance.of(PURCHASE, "rfq", ID="1", item="cup"), "already used"),
+])
+def test_emission_violations_are_clear_and_nothing_is_sent(instance, message):
+    buyer = LocalState(PURCHASE, ("Buyer",))
+    buyer.send(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))
+    before = list(buyer.history)
+    with pytest.raises(EmissionViolation, match=message):
+        buyer.send(instance)
+    assert buyer.history == before
+
+
+def test_a_conflicting_reception_is_an_integrity_violation():
+    seller = LocalState(PURCHASE, ("Seller",))
+    seller.receive(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))
+    with pytest.raises(IntegrityViolation, match="knows 'pen', received 'cup'"):
+        seller.receive(Instance.of(PURCHASE, "accept", ID="1", item="cup", price=4, address="x", resp="y"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 20), st.integers(0, 3), st.booleans()), max_size=40))
+def test_random_choices_and_bindings_never_get_a_violating_message_through(moves):
+    """Agents try random enabled forms and random arbitrary instances; whatever gets sent and received keeps every
+    enactment's bindings consistent, and every sent instance's ins were known to its sender."""
+    roles = PURCHASE.roles
+    agents = {role: LocalState(PURCHASE, (role,)) for role in roles}
+    values = ["a", "b", "c", "d"]
+    for who, pick, value, arbitrary in moves:
+        agent = agents[roles[who]]
+        if arbitrary:
+            schema = PURCHASE.messages[pick % len(PURCHASE.messages)]
+            bindings = {n: values[(value + i) % 4] for i, n in enumerate((*schema.ins, *schema.outs))}
+            instance = Instance.of(PURCHASE, schema, **bindings)
+        else:
+            forms = agent.enabled()
+            if not forms:
+                continue
+            form = forms[pick % len(forms)]
+            instance = form.bind(PURCHASE, **{n: f"{n}{value}{pick}" for n in form.missing})
+        knew = agent.knowledge({k: v for k, v in instance.key_bindings.items()})
+        try:
+            agent.send(instance)
+        except EmissionViolation:
+            continue
+        assert all(knew.get(n) == v for n, v in instance.bindings if n in instance.schema.ins)
+        try:
+            agents[instance.schema.recipient].receive(instance)
+        except IntegrityViolation:
+            pass
+    for agent in agents.values():
+        for first in agent.history:
+            for second in agent.history:
+                same = first.key_bindings and first.key_bindings == second.key_bindings
+                if same:
+                    shared = set(first.payload) & set(second.payload)
+                    assert all(first.payload[n] == second.payload[n] for n in shared)
+
+
+def test_the_published_flexible_purchase_is_not_live_and_the_corrected_one_is():
+    published = verify(load("flexible_purchase"))
+    assert published.safe and not published.live and "done" in published.unbound
+    trace = " ".join(published.liveness_counterexample)
+    assert "standard_delivery_request" in trace and "express_delivery_request" in trace
+    corrected = verify(load("flexible_purchase_corrected"))
+    assert corrected.safe and corrected.live
+
+
+@pytest.mark.parametrize("name", ["purchase", "logistics"])
+def test_the_papers_other_protocols_are_safe_and_live(name):
+    report = verify(load(name))
+    assert report.safe and report.live and report.states > 5
+
+
+def test_the_verifier_finds_an_unsafe_protocol():
+    from coordkit.bspl.parser import parse
+
+    clash = parse("""Clash {
+      roles A, B
+      parameters out id key, out x
+      A -> B: start[out id]
+      A -> B: one[in id, out x]
+      B -> A: two[in id, out x]
+    }""")
+    report = verify(clash)
+    assert not report.safe and report.safety_counterexample
