@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-DOMAINS = ("coordkit.rep.beer_game.experiments", "coordkit.delay.experiments", "coordkit.pressure.experiments")
+DOMAINS = ("coordkit.rep.beer_game.experiments", "coordkit.delay.experiments", "coordkit.pressure.experiments",
+           "coordkit.ahoy.scenarios")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A Kiko-style programming model (Ahoy §2.2) on Mesa: agents play roles, decision makers pick from enabled forms.
 
 - A :class:`ProtocolAgent` plays roles in one or more protocols. Its **decision makers** are called on start, on
-  each reception and whenever its set of enabled messages changes; each gets the enabled :class:`Form` s and the
+  each reception and whenever its set of enabled messages changes (its own emissions included: the next step); each gets the enabled :class:`Form` s and the
   :class:`Event`, and returns the instances to send (``form.bind(...)``).
 - The adapter checks every emission (:meth:`LocalState.check_emission`): a violation is counted and the instance is
   not sent — the decision maker cannot break the protocol.
@@ -100,7 +100,6 @@ class ProtocolAgent(mesa.Agent):
             return False
         self.sent_count += 1
         self.model.transmit(self, instance)
-        self._last_enabled = tuple((f.schema.name, f.known) for f in self.enabled())
         return True
 
 

@@ -128,6 +128,9 @@ class LocalState:
                 or any(n in known for n in (*schema.outs, *schema.nils)))
 
     def _already(self, schema: MessageSchema, context: Mapping[str, Any]) -> bool:
+        """Whether ``schema`` was sent or received in this enactment (a fresh ``out`` key starts a new one)."""
+        if any(schema.adornment(k) == "out" for k in self.protocol.keys_of(schema)):
+            return False
         return bool(context) and any(
             i.schema.name == schema.name and all(i.payload.get(k) == v for k, v in context.items()) for i in self.history
         )
