@@ -21,8 +21,9 @@ def fresh_id(agent: ProtocolAgent, prefix: str) -> str:
 class RuleBrain:
     """A decision maker for one role: :meth:`pick` chooses at most one instance per enabled form.
 
-    Kiko calls a decision maker on receptions, not after its own emissions, so a brain plans ahead: it sends its
-    picks in a copy of the agent's local state and picks again from the forms they enable (a Merchant's label
+    A brain plans ahead, so that a chain of its own messages goes out in one step (Kiko would call it again only
+    on the next step): it sends its picks in a copy of the agent's local state and picks again from the forms they
+    enable (a Merchant's label
     request enables the order's wrapping requests), until it picks nothing. It returns every pick, in order. (It
     reads the forms from that copy, so the ``forms`` it is given are the first round of them.)
     """
@@ -130,7 +131,7 @@ class FlexibleCustomer(RuleBrain):
             return form.bind(plan.protocol, confirmation="confirmed")
         if name == f"{option}_delivery_request":
             return form.bind(plan.protocol, **{f"{option}_delivery": option})
-        if name == f"pay_{option}":
+        if name in ("pay_express", "pay_standard"):  # only the requested option's payment is enabled
             return form.bind(plan.protocol, payment=f"${known['price']}")
         return None
 

@@ -29,6 +29,7 @@ from coordkit.ahoy.goal import Goal
 from coordkit.ahoy.prompts import protocol_of, roles_of, system_prompt, user_prompt
 from coordkit.ahoy.tools import Toolbox
 from coordkit.bspl.kiko import DecisionMaker, Event, ProtocolAgent
+from coordkit.bspl.parser import load
 from coordkit.bspl.protocol import Protocol
 from coordkit.bspl.semantics import Form, Instance
 from coordkit.llm.base import LLMClient, LLMRequest
@@ -123,6 +124,15 @@ class LLMBrain:
     def fallbacks(self) -> Counter[str]:
         return self.policy.fallbacks
 
+    @property
+    def llm_calls(self) -> int:
+        return self.calls
+
+    def _pool(self, agent: ProtocolAgent) -> list[dict]:
+        """The pending external events: the agent's own queue when it has one (the scenarios'), else ``events``."""
+        queue = getattr(agent, "events", None)
+        return queue.pending if queue is not None else self.events
+
     def done(self) -> bool:
         """True after :data:`NULL_LIMIT` null decisions in a row."""
         return self.null_run >= NULL_LIMIT
@@ -148,7 +158,7 @@ class LLMBrain:
     def __call__(self, agent: ProtocolAgent, forms: list[Form], event: Event) -> list[Instance]:
         if not forms:
             return []
-        shown = list(self.events)
+        shown = list(self._pool(agent))
         options = tuple((protocol_of(agent, form), form) for form in forms)
         turn = Turn(agent, options, event, (("user", user_prompt(agent, roles_of(agent), forms, shown)),))
         for rounds in range(self.max_tool_rounds + 1):
@@ -176,13 +186,13 @@ class LLMBrain:
                  for n in form.missing if n not in params}
         keys = protocol.keys_of(form.schema)
         if shown and keys and all(form.schema.adornment(k) == "out" for k in keys):
-            self._handle(shown[0])
+            self._handle(self._pool(agent), shown[0])
         return [Instance.of(protocol, form.schema, **{**dict(form.known), **params, **fresh})]
 
-    def _handle(self, event: dict) -> None:
-        for index, pending in enumerate(self.events):
+    def _handle(self, pool: list[dict], event: dict) -> None:
+        for index, pending in enumerate(pool):
             if pending is event:
-                del self.events[index]
+                del pool[index]
                 self.handled.append(event)
                 return
 
@@ -193,3 +203,17 @@ def llm_brain(client: LLMClient, goal: Goal, protocols: Sequence[Protocol], fall
     """Ahoy's LLM access function for ``agent.decision(...)``; ``fallback`` decides when the LLM cannot."""
     return LLMBrain(client, goal, protocols, fallback, events=events, max_tool_rounds=max_tool_rounds,
                     toolbox=toolbox)
+
+
+PROTOCOL_FILES = {"Purchase": "purchase", "Logistics": "logistics", "FlexiblePurchase": "flexible_purchase_corrected"}
+
+
+def llm_brains(client: LLMClient):
+    """A brain factory for :mod:`coordkit.ahoy.scenarios`: every Ahoy role gets the LLM access function, with its
+    rule brain as the fallback (``scenarios.branching(brain_factory=llm_brains(client))``)."""
+    from coordkit.ahoy.brains import brain_factory as rule_brains
+
+    def factory(protocol_name: str, role: str, goal: Goal) -> LLMBrain:
+        return llm_brain(client, goal, [load(PROTOCOL_FILES[protocol_name])], rule_brains(protocol_name, role, goal))
+
+    return factory
