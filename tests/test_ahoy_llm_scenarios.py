@@ -33,3 +33,12 @@ def test_the_llms_choice_is_what_gets_enacted():
     cheapest = next(r for r in scenarios.branching(brain_factory=llm_brains(ScriptedClient(prefer_express)))
                     if r.scenario == "branching-cheapest")
     assert scenarios.delivery_path(cheapest) == "express" and cheapest.terminated and cheapest.model.violations == 0
+
+
+def test_an_enactment_stops_at_its_llm_call_limit():
+    from coordkit.ahoy.scenarios import PEN, enact
+    from coordkit.bspl.parser import load
+
+    client = ScriptedClient(["thinking..."], repeat=True)
+    run = enact("limited", [load("purchase")], PEN, brain_factory=llm_brains(client), max_llm_calls=2)
+    assert run.summary()["llm_calls"] == 2 and not run.terminated

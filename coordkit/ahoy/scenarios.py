@@ -136,10 +136,12 @@ def inject(agent: ProtocolAgent, event: dict) -> None:
 
 def enact(scenario: str, protocols: list[Protocol], goal: Goal, seed: int = 0,
           brain_factory: BrainFactory | None = None, events: dict[int, dict] | None = None,
-          max_delay: int = 2, max_steps: int = 200) -> Run:
+          max_delay: int = 2, max_steps: int = 200, max_llm_calls: int | None = None,
+          time_limit_s: float | None = None) -> Run:
     """Run ``protocols`` with the Ahoy agent (roles as in :data:`SYSTEMS`) pursuing ``goal`` and rule-based
     counterparts, injecting ``events`` ({step: event}) into the Ahoy agent's queue. Stops when every agent is done
-    and nothing is in transit, or when nothing happens any more and no event is due, or after ``max_steps``."""
+    and nothing is in transit, or when nothing happens any more and no event is due, or at a limit: ``max_steps``,
+    ``max_llm_calls`` (the Ahoy agent's LLM calls) or ``time_limit_s`` of wall time (§3.3's call and time limits)."""
     factory = brain_factory or rule_brains
     system = {p.name: SYSTEMS[p.name] for p in protocols}
     model = EnactmentModel(protocols, system, max_delay=max_delay, rng=seed)
@@ -168,6 +170,10 @@ def enact(scenario: str, protocols: list[Protocol], goal: Goal, seed: int = 0,
             asked.append(event["metadata"]["item"])
             inject(ahoy, event)
         if finished() or (not events and not model.in_transit and len(model.log) == before):
+            break
+        calls = sum(getattr(seat.brain, "llm_calls", 0) for seat in seats)
+        if (max_llm_calls is not None and calls >= max_llm_calls) or (
+                time_limit_s is not None and time.perf_counter() - start > time_limit_s):
             break
     return Run(scenario, seed, model, seats, time.perf_counter() - start, finished())
 
