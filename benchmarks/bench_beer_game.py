@@ -7,8 +7,7 @@ and of the notebook panel's control change → new chart, i.e. a slider set, the
 rendered to SVG, with the notebook's chart (target < 150 ms).
 """
 
-import statistics
-import time
+from timing import median_ms
 
 from coordkit import viz
 from coordkit.rep.beer_game import charts
@@ -19,19 +18,10 @@ from coordkit.ui import Choice, ExperimentPanel, Slider
 REPEATS = 30
 
 
-def median_ms(action, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
-
-
 def main() -> None:
     print("One default game (20 rounds, 4 stages), median of", REPEATS, "runs — target < 50 ms")
     for protocol in PROTOCOLS:
-        print(f"  {protocol:<14} {median_ms(lambda: play(protocol, seed=0)):6.1f} ms")
+        print(f"  {protocol:<14} {median_ms(lambda k: play(protocol, seed=0), REPEATS):6.1f} ms")
 
     viz.setup()
     panel = ExperimentPanel(
@@ -42,13 +32,13 @@ def main() -> None:
     )
     seeds = iter(range(1, 10_000))
 
-    def change_control() -> None:
+    def change_control(k: int) -> None:
         panel.controls["seed"].value = next(seeds)
         if panel.last_error:
             raise panel.last_error
 
     print(f"Panel: control change -> game played, its chart (as in the notebook) rendered to SVG, median of {REPEATS} — target < 150 ms")
-    print(f"  {median_ms(change_control):6.1f} ms")
+    print(f"  {median_ms(change_control, REPEATS):6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -7,25 +7,17 @@ agents deciding, emissions checked; target < 1 ms) and of the verifier on the co
 published one (target < 2 s).
 """
 
-import statistics
 import sys
 import time
 from pathlib import Path
+
+from timing import median_ms
 
 from coordkit.bspl import load
 from coordkit.bspl.verifier import verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from test_bspl_kiko import purchase  # noqa: E402  (the tests' three rule-based decision makers)
-
-
-def median_ms(action, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 if __name__ == "__main__":
@@ -35,4 +27,4 @@ if __name__ == "__main__":
     print(f"one enactment step (Purchase, 3 agents): {1000 * elapsed / steps:6.3f} ms  (target < 1 ms; {steps} steps)")
     for name in ("flexible_purchase_corrected", "flexible_purchase"):
         protocol = load(name)
-        print(f"verifier, {name:28}: {median_ms(lambda: verify(protocol), 20):6.1f} ms  (target < 2 s)")
+        print(f"verifier, {name:28}: {median_ms(lambda k: verify(protocol), 20):6.1f} ms  (target < 2 s)")

@@ -7,29 +7,19 @@ the whole Figure-4 grid on the vectorised fast path (p × α × 5 delays × 500 
 trials (the issue's figure; 1,000 per cell; target < 2 s), and the fast path's speed-up over the Mesa model.
 """
 
-import statistics
-import time
+from timing import median_ms
 
 from coordkit.delay.experiments import figure4, trial
 
 
-def median_s(action, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 if __name__ == "__main__":
     for delay in (0, 20):
-        one = median_s(lambda: trial(seed=1, delay_a=delay, p=0.9, alpha=0.1), 200)
+        one = 0.001 * median_ms(lambda k: trial(seed=1, delay_a=delay, p=0.9, alpha=0.1), 200)
         print(f"one Mesa trial, delay {delay:2d} s:          {1000 * one:6.2f} ms   (target < 5 ms)")
-    grid = median_s(lambda: figure4(trials=500), 5)
+    grid = 0.001 * median_ms(lambda k: figure4(trials=500), 5)
     print(f"Figure 4 grid, 10,000 trials (fast path): {grid:6.2f} s    (with the per-trial shares and payoffs)")
-    double = median_s(lambda: figure4(trials=1000), 3)
+    double = 0.001 * median_ms(lambda k: figure4(trials=1000), 3)
     print(f"Figure 4 grid, 20,000 trials (fast path): {double:6.2f} s    (target < 2 s)")
-    mesa = median_s(lambda: [trial(seed=s, delay_a=10) for s in range(200)], 1) / 200
+    mesa = 0.001 * median_ms(lambda k: [trial(seed=s, delay_a=10) for s in range(200)], 1) / 200
     print(f"fast path vs Mesa model per trial:       {1000 * double / 20000:6.3f} ms vs {1000 * mesa:.2f} ms "
           f"({mesa / (double / 20000):,.0f}x)")

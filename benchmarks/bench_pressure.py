@@ -7,22 +7,13 @@ with and without making its puzzle, and of the paper's full 1,078-trial design w
 < 20 s), with its solve rates.
 """
 
-import statistics
 import time
 
 import numpy as np
+from timing import median_ms
 
 from coordkit.pressure.experiments import strategy_table, table2, trial
 from coordkit.pressure.puzzles import make_puzzle, puzzle_for
-
-
-def median_ms(action, repeats: int) -> float:
-    times = []
-    for k in range(repeats):
-        start = time.perf_counter()
-        action(k)
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 if __name__ == "__main__":

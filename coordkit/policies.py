@@ -114,3 +114,31 @@ class LLMPolicy(Policy):
     @property
     def fallback_count(self) -> int:
         return sum(self.fallbacks.values())
+
+
+class LLMUse:
+    """For models whose agents decide through policies: their LLM calls and fallbacks, summed.
+
+    A model lists every policy it uses in :meth:`policies`; the LLM ones among them are counted.
+    """
+
+    def policies(self) -> list[Policy]:
+        raise NotImplementedError
+
+    @property
+    def llm_policies(self) -> list[LLMPolicy]:
+        return [p for p in self.policies() if isinstance(p, LLMPolicy)]
+
+    @property
+    def llm_calls(self) -> int:
+        """LLM calls made (those that fell back included)."""
+        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
+
+    @property
+    def llm_fallbacks(self) -> int:
+        return sum(p.fallback_count for p in self.llm_policies)
+
+    @property
+    def fallback_reasons(self) -> Counter[str]:
+        """Why replies fell back to the rules, e.g. ``{"unparseable reply": 3, "call failed (LLMError)": 1}``."""
+        return sum((p.fallbacks for p in self.llm_policies), Counter())

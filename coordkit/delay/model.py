@@ -16,7 +16,7 @@ from coordkit.delay.game import C, D, UNKNOWN, Payoffs, Timing, outcome
 from coordkit.delay.llm_player import llm_policy
 from coordkit.delay.policies import Always, Change, GrimTrigger, Observation, Persona, SimplifiedModel, TitForTat
 from coordkit.llm import LLMClient, aio
-from coordkit.policies import LLMPolicy, Policy
+from coordkit.policies import LLMUse, Policy
 
 POLICIES = ("simplified", "tit_for_tat", "grim_trigger", "always_cooperate", "always_defect", "persona", "llm")
 
@@ -55,7 +55,7 @@ class Player(mesa.Agent):
         )
 
 
-class DelayedDilemma(mesa.Model):
+class DelayedDilemma(LLMUse, mesa.Model):
     """One trial of the continuous prisoner's dilemma with communication delay.
 
     Args:
@@ -161,17 +161,8 @@ class DelayedDilemma(mesa.Model):
             self.step()
         return self
 
-    @property
-    def llm_policies(self) -> list[LLMPolicy]:
-        return [player.policy for player in self.players if isinstance(player.policy, LLMPolicy)]
-
-    @property
-    def llm_calls(self) -> int:
-        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
-
-    @property
-    def llm_fallbacks(self) -> int:
-        return sum(p.fallback_count for p in self.llm_policies)
+    def policies(self) -> list[Policy]:
+        return [player.policy for player in self.players]
 
 
 def ticks_frame(model: DelayedDilemma) -> pd.DataFrame:

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from coordkit.llm import LLMClient, aio
-from coordkit.policies import LLMPolicy
+from coordkit.policies import LLMUse
 from coordkit.pressure import conversation
 from coordkit.pressure.actors import MODEL_CHAIN, Actor, Patch, RowView, escalation_skills, rule_policy, target_cells
 from coordkit.pressure.llm_actor import llm_policy
@@ -59,7 +59,7 @@ class Region:
     inhibited_until: int = 0
 
 
-class PressureField(mesa.Model):
+class PressureField(LLMUse, mesa.Model):
     """One trial: a puzzle, a coordination strategy and its actors, for at most ``max_ticks`` ticks.
 
     Args:
@@ -346,20 +346,9 @@ class PressureField(mesa.Model):
             self.step()
         return self
 
-    @property
-    def llm_policies(self) -> list[LLMPolicy]:
-        policies = [actor.policy for actor in self.agents]
-        if self.roles is not None:
-            policies += [self.roles.coordinator, self.roles.proposer, self.roles.validator]
-        return [p for p in policies if isinstance(p, LLMPolicy)]
-
-    @property
-    def llm_calls(self) -> int:
-        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
-
-    @property
-    def llm_fallbacks(self) -> int:
-        return sum(p.fallback_count for p in self.llm_policies)
+    def policies(self) -> list:
+        roles = [self.roles.coordinator, self.roles.proposer, self.roles.validator] if self.roles else []
+        return [*(actor.policy for actor in self.agents), *roles]
 
     def result(self) -> dict:
         """The trial's outcome: solved, ticks, initial and final pressure, the model tier reached, LLM use."""

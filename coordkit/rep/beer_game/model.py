@@ -9,14 +9,12 @@ neighbours' messages, aggregate (REP), optional consensus, decide, send; 5. orde
 6. each stage pays $0.50 per case held and $1.00 per case backlogged.
 """
 
-from collections import Counter
-
 import mesa
 import numpy as np
 import pandas as pd
 
 from coordkit.llm import BudgetExceeded, LLMClient, aio
-from coordkit.policies import LLMPolicy, RulePolicy
+from coordkit.policies import LLMUse, RulePolicy
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_players import GameRules, a2a_policy, rep_policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering
@@ -28,7 +26,7 @@ STAGE_NAMES = ("retailer", "wholesaler", "distributor", "factory")
 THETA_BOUNDS = {TARGET: (0.0, 60.0), ADJUSTMENT: (0.02, 1.0)}
 
 
-class BeerGame(mesa.Model):
+class BeerGame(LLMUse, mesa.Model):
     """A supply chain of ``stages`` players facing a step in customer demand.
 
     Args:
@@ -238,24 +236,9 @@ class BeerGame(mesa.Model):
                 self.running = False
         return self
 
-    @property
-    def llm_policies(self) -> list[LLMPolicy]:
-        players = [stage.client.agent.policy for stage in self.chain]
-        return [p for p in (*players, self.synthesiser) if isinstance(p, LLMPolicy)]
-
-    @property
-    def llm_calls(self) -> int:
-        """LLM calls made by the players and the synthesiser (those that fell back included)."""
-        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
-
-    @property
-    def llm_fallbacks(self) -> int:
-        return sum(p.fallback_count for p in self.llm_policies)
-
-    @property
-    def fallback_reasons(self) -> Counter[str]:
-        """Why replies fell back to the rules, e.g. ``{"unparseable reply": 3, "call failed (LLMError)": 1}``."""
-        return sum((p.fallbacks for p in self.llm_policies), Counter())
+    def policies(self) -> list:
+        """The players' policies and the synthesiser (the LLM ones are counted by :class:`LLMUse`)."""
+        return [*(stage.client.agent.policy for stage in self.chain), self.synthesiser]
 
 
 def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:
