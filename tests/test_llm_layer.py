@@ -8,7 +8,6 @@ import pytest
 
 from coordkit.llm import (
     BudgetExceeded,
-    Ledger,
     LLMClient,
     LLMError,
     LLMReply,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
+from coordkit.llm import LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import Fault, FakeLLMServer
 from coordkit.llm.session import open_llm

@@ -76,7 +76,7 @@ class EventQueue:
 
     def take(self, event_type: str) -> list[dict]:
         taken = [e for e in self.pending if e["event_type"] == event_type]
-        self.pending = [e for e in self.pending if e["event_type"] != event_type]
+        self.pending[:] = [e for e in self.pending if e["event_type"] != event_type]  # in place: brains hold it
         self.handled += taken
         return taken
 

@@ -12,7 +12,7 @@ enabled messages, and the checks that keep every emission and reception consiste
   whose bindings conflict with what the agent already knows. A violation raises, and nothing is sent.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,3 @@ class LocalState:
     def receive(self, instance: Instance) -> None:
         self.check_reception(instance)
         self.history.append(instance)
-
-    def sent(self) -> Iterable[Instance]:
-        return (i for i in self.history if i.schema.sender in self.roles)
