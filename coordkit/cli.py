@@ -1,9 +1,13 @@
-"""The `coordkit` command line: list the reproducible paper figures, reproduce one headless, record an LLM run.
+"""The `coordkit` command line: list the reproducible paper figures, reproduce one headless, record an LLM run,
+and run one model with the parameters it declares.
 
     coordkit list
     coordkit reproduce rep-beer-fig1 --out out/ --seeds 5 --format svg
     coordkit reproduce rep-beer-fig1 --seeds 1 --replay data/recordings/rep-beer-fig1.jsonl
     coordkit record rep-beer-fig1 --seeds 1 --budget-usd 1.00
+    coordkit models
+    coordkit run beer-game --protocol a2a --stages 6 --seed 3 --out out/
+    coordkit run beer-game --help      # every parameter, its range, default, unit and meaning
 """
 
 import argparse
@@ -12,6 +16,8 @@ import sys
 from pathlib import Path
 
 from coordkit import figures, viz
+from coordkit.model import Model, models
+from coordkit.parameters import Instance, ParameterError
 from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.session import recording_path
@@ -20,6 +26,9 @@ STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"] and len(argv) > 1 and not argv[1].startswith("-"):
+        return run_model(argv[1], argv[2:])
     args = _parser().parse_args(argv)
     args.argv = argv
     try:
@@ -31,8 +40,54 @@ def main(argv: list[str] | None = None) -> int:
 
 def list_figures(args: argparse.Namespace) -> int:
     for figure in figures.all_figures().values():
-        print(f"{figure.id:<20} {figure.description}")
+        print(f"{figure.id:<20} {'LLM' if figure.llm_agents else '   '} {figure.description}")
+    print("\nLLM: the figure's agents can be LLMs (coordkit record ID; coordkit reproduce ID --replay FILE)")
     return 0
+
+
+def list_models(args: argparse.Namespace) -> int:
+    for name, model in models().items():
+        print(f"{name:<18} {model.__module__:<28} {(model.__doc__ or '').strip().splitlines()[0]}")
+    print("\n`coordkit run MODEL --help` lists a model's parameters.")
+    return 0
+
+
+def run_model(name: str, argv: list[str]) -> int:
+    """Play one model with parameters from the command line; print its summary, write its frame as CSV."""
+    known = models()
+    if name not in known:
+        print(f"coordkit: no model {name!r}; `coordkit models` lists them: {', '.join(known)}", file=sys.stderr)
+        return 2
+    model = known[name]
+    args = _model_parser(name, model).parse_args(argv)
+    given = {p.name: getattr(args, p.name) for p in model.parameters if getattr(args, p.name) is not None}
+    try:
+        values = {n: model.parameters[n].parse(text) for n, text in given.items()}
+        played = model(**values, rng=args.seed).run()
+    except ParameterError as error:
+        print(f"coordkit: {error}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    played.frame().to_csv(out / f"{name}.csv", index=False)
+    for key, value in played.summary().items():
+        print(f"{key:<24} {value}")
+    print(f"\nwrote {name}.csv (one row per step) to {out}/")
+    return 0
+
+
+def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=(model.__doc__ or "").split("\n\n")[0])
+    for param in model.parameters:
+        if isinstance(param, Instance):
+            continue  # objects (an LLM client, a persona) are set from Python
+        unit = f" [{param.unit}]" if param.unit else ""
+        none = f"; none: {param.optional}" if param.optional else ""
+        parser.add_argument(f"--{param.name.replace('_', '-')}", dest=param.name, metavar="VALUE",
+                            help=f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})")
+    parser.add_argument("--seed", type=int, default=0, help="the model's seed (default: 0)")
+    parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
+    return parser
 
 
 def reproduce(args: argparse.Namespace) -> int:
@@ -52,7 +107,7 @@ def reproduce(args: argparse.Namespace) -> int:
 def record(args: argparse.Namespace) -> int:
     """Run a figure with LLM agents, recording every call for replay, within a budget."""
     figure = figures.get(args.figure)
-    _require_llm(figure)
+    _require_llm(figure, stand_in=args.stand_in)
     seeds = _seeds(args, figure)
     source = ScriptedClient(figure.stand_in, model=STAND_IN_MODEL) if args.stand_in else AnthropicClient(args.model)
     out = Path(args.out) if args.out else recording_path(figure.id)
@@ -70,14 +125,16 @@ def record(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_llm(figure: figures.Figure) -> None:
-    if not figure.uses_llm:
-        llm = [f.id for f in figures.all_figures().values() if f.uses_llm]
+def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
+    if not figure.llm_agents:
+        llm = [f.id for f in figures.all_figures().values() if f.llm_agents]
         raise ValueError(f"{figure.id} has no LLM agents; figures with LLM agents: {', '.join(llm)}")
+    if stand_in and figure.stand_in is None:
+        raise ValueError(f"{figure.id} has no rule-based stand-in: record it with a key (ANTHROPIC_API_KEY)")
 
 
 def _seeds(args: argparse.Namespace, figure: figures.Figure) -> int:
-    seeds = args.seeds or figure.default_seeds
+    seeds = figure.default_seeds if args.seeds is None else args.seeds
     if seeds < 1:
         raise ValueError(f"--seeds {seeds}: use at least 1 seed")
     return seeds
@@ -100,6 +157,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     listing = commands.add_parser("list", help="every reproducible paper figure, with its id")
     listing.set_defaults(command=list_figures)
+    listing = commands.add_parser("models", help="every model, with its id for `coordkit run`")
+    listing.set_defaults(command=list_models)
+    commands.add_parser("run", help="play one model: coordkit run MODEL [--PARAMETER VALUE ...] (see MODEL --help)")
     run = commands.add_parser("reproduce", help="regenerate a figure's data (CSV) and chart, and compare")
     _figure_options(run)
     run.add_argument("--replay", metavar="FILE", help="play the LLM agents from this recording (offline, free)")

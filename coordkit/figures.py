@@ -1,56 +1,92 @@
 """The registry of reproducible paper figures behind `coordkit list` and `coordkit reproduce`.
 
-Each domain registers its figures in its ``experiments`` module; :data:`DOMAINS` lists those modules so the
-registry can import them on first use.
+A family registers each figure in its ``experiments`` module by decorating the function that computes it::
+
+    @figure("rep-beer-fig1", "REP §5 Fig. 1: ...", chart=charts.figure1, compare=compare_with_paper,
+            default_seeds=5, llm_agents=True, stand_in=stand_in.reply)
+    def figure1(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame: ...
+
+``compute(seeds, base_seed, *, llm=None)`` returns the figure's tidy data; ``chart(data)`` draws it; ``compare(data)``
+returns the key numbers as a table with exactly the columns metric, paper, kit (the paper's from
+:mod:`coordkit.papers`). A figure with ``llm_agents`` plays its agents through ``llm`` when one is given; its
+``stand_in`` (a function of an :class:`~coordkit.llm.LLMRequest` answering in the prompts' format, not an LLM)
+makes keyless recordings. Families are found by :mod:`coordkit.families`: no list to keep.
 """
 
-import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import altair as alt
 import pandas as pd
 
-DOMAINS = ("coordkit.rep.beer_game.experiments", "coordkit.delay.experiments", "coordkit.pressure.experiments",
-           "coordkit.ahoy.scenarios")
+from coordkit.families import import_families
+
+COMPARISON = ["metric", "paper", "kit"]
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A paper figure the kit reproduces.
-
-    ``compute(seeds, base_seed)`` returns the figure's tidy data; ``chart(data)`` draws it; ``compare(data)``
-    returns the key numbers as a table with columns metric, paper, kit. A figure whose agents can be LLMs also
-    takes ``compute(seeds, base_seed, llm=client)`` and names a ``stand_in`` (a function of an
-    :class:`~coordkit.llm.LLMRequest` answering in the prompts' format) for keyless demonstrations.
-    """
+    """A paper figure the kit reproduces (see the module docstring)."""
 
     id: str
     description: str
-    compute: Callable[[int, int], pd.DataFrame]
+    compute: Callable[..., pd.DataFrame]
     chart: Callable[[pd.DataFrame], alt.TopLevelMixin]
     compare: Callable[[pd.DataFrame], pd.DataFrame]
     default_seeds: int = 5
+    llm_agents: bool = False
     stand_in: Callable | None = None
-
-    @property
-    def uses_llm(self) -> bool:
-        return self.stand_in is not None
 
 
 _REGISTRY: dict[str, Figure] = {}
 
 
-def register(figure: Figure) -> Figure:
-    if figure.id in _REGISTRY and _REGISTRY[figure.id] is not figure:
-        raise ValueError(f"a figure with id {figure.id!r} is already registered")
-    _REGISTRY[figure.id] = figure
-    return figure
+def figure(figure_id: str, description: str, *, chart, compare, default_seeds: int = 5, llm_agents: bool = False,
+           stand_in: Callable | None = None):
+    """Register the decorated ``compute(seeds, base_seed, *, llm=None)`` as the figure ``figure_id``."""
+
+    def register(compute: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
+        check_compute(figure_id, compute)
+        if stand_in is not None and not llm_agents:
+            raise ValueError(f"{figure_id} has a stand-in but no LLM agents (llm_agents=False)")
+        known = _REGISTRY.get(figure_id)
+        if known is not None and known.compute.__qualname__ != compute.__qualname__:
+            raise ValueError(f"a figure with id {figure_id!r} is already registered ({known.compute.__qualname__})")
+        _REGISTRY[figure_id] = Figure(figure_id, description, compute, chart, compare, default_seeds, llm_agents,
+                                      stand_in)
+        return compute
+
+    return register
+
+
+def check_compute(figure_id: str, compute: Callable) -> None:
+    """``compute`` must take ``(seeds, base_seed, *, llm=None)``; further parameters need defaults."""
+    parameters = list(inspect.signature(compute).parameters.values())
+    positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+    llm = next((p for p in parameters if p.name == "llm"), None)
+    if positional[:2] != ["seeds", "base_seed"] or llm is None or llm.kind is not llm.KEYWORD_ONLY or llm.default is not None:
+        raise TypeError(f"{figure_id}: compute must be compute(seeds, base_seed, *, llm=None), got {compute.__name__}"
+                        f"{inspect.signature(compute)}")
+    required = [p.name for p in parameters[2:] if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+    if required:
+        raise TypeError(f"{figure_id}: compute's further parameters need defaults: {required}")
+
+
+def refuse_llm(llm, why: str) -> None:
+    """For a figure without LLM agents: an ``llm`` is a mistake, said with ``why`` (what plays instead)."""
+    if llm is not None:
+        raise ValueError(f"this figure has no LLM agents ({why}); `coordkit list` marks those that have")
 
 
 def all_figures() -> dict[str, Figure]:
-    for module in DOMAINS:
-        importlib.import_module(module)
+    """Every family's figures, by id."""
+    import_families()
+    return registered()
+
+
+def registered() -> dict[str, Figure]:
+    """The figures of the modules imported so far, by id."""
     return dict(sorted(_REGISTRY.items()))
 
 

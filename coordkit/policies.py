@@ -1,61 +1,66 @@
-"""The Policy idea shared by every domain (design: "Policies and LLMs").
+"""The Policy idea shared by every family (design: "Policies and LLMs").
 
-A policy turns what an agent observes into a decision. Every decision a paper gives to an LLM goes through an
-:class:`LLMPolicy`, which asks its client, parses the reply, and falls back to a rule-based policy when the call
-fails or the reply cannot be parsed. Fallbacks are counted by reason, never silent. A call refused by the budget
-(:class:`~coordkit.llm.base.BudgetExceeded`) is not a fallback: it stops the run.
+A policy turns what an agent observes into a decision. Each policy says what kind of decider it is, in the manner
+of the Axelrod library's strategy classifiers: whether it draws random numbers (``stochastic``), whether its
+decisions depend on what it saw before (``stateful``, and then :meth:`Policy.reset` forgets), and whether it asks
+an LLM (``calls_llm``). A contract test checks every policy's claims.
 
-Every policy also has ``adecide``, the same decision awaitable, so a model can run one round's LLM calls
-concurrently (:mod:`coordkit.llm.aio`).
+Every decision a paper gives to an LLM goes through an :class:`LLMPolicy`, which asks its client, parses the reply,
+and falls back to a rule-based policy when the call fails or the reply cannot be parsed. Fallbacks are counted by
+reason, never silent. A call refused by the budget (:class:`~coordkit.llm.base.BudgetExceeded`) is not a fallback:
+it stops the run.
+
+Every policy also has ``decide_async``, the same decision awaitable, so that :func:`decision_round` can run one
+round's LLM calls concurrently.
 """
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from coordkit.llm import aio
 from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
 
 
-class ReplyParseError(ValueError):
-    """An LLM reply that does not have the form the prompt asked for."""
+@dataclass(frozen=True)
+class Classifier:
+    """What kind of decider a policy is."""
+
+    stochastic: bool = False  # draws random numbers: one observation can get different decisions
+    stateful: bool = False  # remembers earlier observations: its decisions depend on them until reset()
+    calls_llm: bool = False  # asks an LLM (falling back to rules when that fails)
 
 
 class Policy(ABC):
-    """Maps an observation to a decision. Rule-based policies are deterministic given the observation."""
+    """Maps an observation to a decision; ``classifier`` says whether it is stochastic, stateful or an LLM's."""
 
     name: str = "policy"
+    classifier: ClassVar[Classifier] = Classifier()
 
     @abstractmethod
     def decide(self, observation: Any) -> Any:
         """Return the decision for this observation."""
 
-    async def adecide(self, observation: Any) -> Any:
+    async def decide_async(self, observation: Any) -> Any:
         """The same decision, awaitable (rule-based policies answer at once)."""
         return self.decide(observation)
+
+    def reset(self) -> None:
+        """Forget what earlier observations taught, as at the start of a run (stateless: nothing to forget)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-class RulePolicy(Policy):
-    """A rule-based policy made from a plain function of the observation."""
-
-    def __init__(self, rule: Callable[[Any], Any], name: str | None = None):
-        self.rule = rule
-        self.name = name or rule.__name__
-
-    def decide(self, observation: Any) -> Any:
-        return self.rule(observation)
-
-
 class LLMPolicy(Policy):
     """An LLM-backed decision with a rule-based fallback.
 
-    ``build_request(observation)`` writes the prompt; ``parse(text, observation)`` turns the reply into a
-    decision or raises :class:`ReplyParseError` (any ``ValueError``). A failed call (any exception from the
-    client but a budget stop) or an unparseable reply makes the policy return ``fallback.decide(observation)``,
-    count why in ``fallbacks`` and keep the latest message in ``last_failure``.
+    ``build_request(observation)`` writes the prompt; ``parse(text, observation)`` turns the reply into a decision
+    or raises :class:`~coordkit.llm.parsing.ReplyParseError`. A failed call (any exception from the client but a
+    budget stop) or an unparseable reply makes the policy return ``fallback.decide(observation)``, count why in
+    ``fallbacks`` and keep the latest message in ``last_failure``.
     """
 
     def __init__(
@@ -75,6 +80,11 @@ class LLMPolicy(Policy):
         self.fallbacks: Counter[str] = Counter()
         self.last_failure: dict[str, str] = {}  # reason → the latest error message (and reply), to show the user
 
+    @property
+    def classifier(self) -> Classifier:
+        """An LLM samples its replies; what the policy remembers is its fallback's."""
+        return Classifier(stochastic=True, stateful=self.fallback.classifier.stateful, calls_llm=True)
+
     def decide(self, observation: Any) -> Any:
         try:
             reply = self.client.complete(self.build_request(observation))
@@ -84,19 +94,22 @@ class LLMPolicy(Policy):
             return self._fall_back(observation, error)
         return self._read(reply, observation)
 
-    async def adecide(self, observation: Any) -> Any:
+    async def decide_async(self, observation: Any) -> Any:
         try:
-            reply = await self.client.acomplete(self.build_request(observation))
+            reply = await self.client.complete_async(self.build_request(observation))
         except BudgetExceeded:
             raise
         except Exception as error:
             return self._fall_back(observation, error)
         return self._read(reply, observation)
 
+    def reset(self) -> None:
+        self.fallback.reset()
+
     def _read(self, reply: LLMReply, observation: Any) -> Any:
         try:
             decision = self.parse(reply.text, observation)
-        except ValueError as error:
+        except ValueError as error:  # a ReplyParseError, or a parser's own ValueError
             return self._fall_back(observation, error, reply.text)
         self.llm_decisions += 1
         return decision
@@ -116,29 +129,17 @@ class LLMPolicy(Policy):
         return sum(self.fallbacks.values())
 
 
-class LLMUse:
-    """For models whose agents decide through policies: their LLM calls and fallbacks, summed.
+def decision_round(method: str, deciders: Sequence, *arguments: Sequence, concurrent: bool,
+                   max_concurrency: int = aio.DEFAULT_CONCURRENCY) -> list:
+    """One round of decisions: ``decider.<method>(*args)`` for every decider (with the i-th of each ``arguments``),
+    results in order.
 
-    A model lists every policy it uses in :meth:`policies`; the LLM ones among them are counted.
+    With LLM agents (``concurrent``), every ``decider.<method>_async(*args)`` is awaited at once on the kit's event
+    loop, at most ``max_concurrency`` in flight: the agents of a round decide on the same information, so their
+    calls are independent. Without, the calls run one after another, with no event loop involved.
     """
-
-    def policies(self) -> list[Policy]:
-        raise NotImplementedError
-
-    @property
-    def llm_policies(self) -> list[LLMPolicy]:
-        return [p for p in self.policies() if isinstance(p, LLMPolicy)]
-
-    @property
-    def llm_calls(self) -> int:
-        """LLM calls made (those that fell back included)."""
-        return sum(p.llm_decisions + p.fallback_count for p in self.llm_policies)
-
-    @property
-    def llm_fallbacks(self) -> int:
-        return sum(p.fallback_count for p in self.llm_policies)
-
-    @property
-    def fallback_reasons(self) -> Counter[str]:
-        """Why replies fell back to the rules, e.g. ``{"unparseable reply": 3, "call failed (LLMError)": 1}``."""
-        return sum((p.fallbacks for p in self.llm_policies), Counter())
+    calls = list(zip(deciders, *arguments, strict=True))
+    if not concurrent:
+        return [getattr(decider, method)(*args) for decider, *args in calls]
+    awaitables = (getattr(decider, f"{method}_async")(*args) for decider, *args in calls)
+    return aio.run(aio.gather_bounded(awaitables, max_concurrency))

@@ -1,9 +1,10 @@
 """Run a model over a parameter grid and many seeds, collecting one tidy DataFrame.
 
-``run`` is a function called as ``run(**params, seed=seed)`` that returns either
-a DataFrame (many rows) or a Mapping (one row). For ``engine="processes"`` it
-must live in an importable module (a ``.py`` file), not in a notebook cell,
-because each worker process imports it by name.
+``run`` is either a model class (:class:`coordkit.model.Model`), played as ``Model(**params, rng=seed).run()``
+and collected as one row of its ``summary()`` (or its ``frame()``), or a function called as
+``run(**params, seed=seed)`` that returns a DataFrame (many rows) or a Mapping (one row). A model's grid is
+checked against its declared parameters before anything runs. For ``engine="processes"``, ``run`` must live in
+an importable module (a ``.py`` file), not in a notebook cell, because each worker process imports it by name.
 """
 
 import itertools
@@ -19,11 +20,12 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from coordkit.model import Model
 from coordkit.seeds import derive_seeds
 
 type RunResult = pd.DataFrame | Mapping[str, Any]
-type Run = Callable[..., RunResult]
-type Task = tuple[Run, dict[str, Any], int]
+type Run = Callable[..., RunResult] | type[Model]
+type Task = tuple[Run, dict[str, Any], dict[str, Any], int, bool]
 
 
 class Engine(Protocol):
@@ -65,6 +67,8 @@ def sweep(
     seeds: int | Sequence[int] = 1,
     *,
     base_seed: int = 0,
+    fixed: Mapping[str, Any] | None = None,
+    frame: bool = False,
     engine: str | Engine = "serial",
     workers: int | None = None,
     progress: bool = True,
@@ -73,29 +77,41 @@ def sweep(
     """Call ``run`` for every grid combination and seed; return all results as one DataFrame.
 
     ``grid`` maps parameter names to the values to try (None or {} means one run
-    per seed with no parameters). ``seeds`` is a number of seeds to derive from
-    ``base_seed`` or an explicit sequence of seeds. ``engine`` is "serial",
-    "processes" or any ``Engine``; ``workers`` sets the pool size for
-    "processes". Each result gets the parameter columns and a ``seed`` column in
-    front (unless it already has a column of that name). Rows follow grid order
-    (the product of the grid's values, first key slowest), then seed order,
-    whatever the engine. The results' own indexes are discarded.
+    per seed with no parameters); ``fixed`` parameters go to every run without a
+    column of their own (an LLM client, say). ``seeds`` is a number of seeds to
+    derive from ``base_seed`` or an explicit sequence of seeds. A model class
+    gives one row of ``summary()`` per run, or its ``frame()`` with
+    ``frame=True``. ``engine`` is "serial", "processes" or any ``Engine``;
+    ``workers`` sets the pool size for "processes". Each result gets the
+    parameter columns and a ``seed`` column in front (unless it already has a
+    column of that name). Rows follow grid order (the product of the grid's
+    values, first key slowest), then seed order, whatever the engine. The
+    results' own indexes are discarded.
     """
     combinations = _combinations(grid)
     seed_list = _seed_list(seeds, base_seed)
+    fixed = dict(fixed or {})
+    if _is_model(run):
+        run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__)
+    elif frame:
+        raise ValueError("frame=True collects a model's frame(); pass a model class, or return a frame from run")
     engine = _engine(engine, workers)
     if isinstance(engine, ProcessEngine):
         _require_importable(run)
-    tasks = [(run, params, seed) for params in combinations for seed in seed_list]
+    tasks = [(run, params, fixed, seed, frame) for params in combinations for seed in seed_list]
     results = engine.map(_run_task, tasks)
     frames = list(tqdm(results, total=len(tasks), desc=desc, disable=not progress))
     return pd.concat(frames, ignore_index=True)
 
 
 def _run_task(task: Task) -> pd.DataFrame:
-    """Run one (run, params, seed) task and label its result with params and seed."""
-    run, params, seed = task
-    result = run(**params, seed=seed)
+    """Run one (run, params, fixed, seed, frame) task and label its result with params and seed."""
+    run, params, fixed, seed, frame = task
+    if _is_model(run):
+        model = run(**params, **fixed, rng=seed).run()
+        result = model.frame() if frame else model.summary()
+    else:
+        result = run(**params, **fixed, seed=seed)
     if isinstance(result, pd.DataFrame):
         frame = result.reset_index(drop=True)
     elif isinstance(result, Mapping):
@@ -147,6 +163,10 @@ def _engine(engine: str | Engine, workers: int | None) -> Engine:
     if isinstance(engine, str):
         raise ValueError(f"unknown engine {engine!r}; choose 'serial' or 'processes'")
     return engine
+
+
+def _is_model(run: Run) -> bool:
+    return isinstance(run, type) and issubclass(run, Model)
 
 
 def _require_importable(run: Run) -> None:

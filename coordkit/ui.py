@@ -12,6 +12,11 @@ Declare the parameters, give a function that runs the experiment and (optionally
         chart=lambda df: viz.lines(df, "step", "welfare", color="strategy"),
     )
     panel  # as the last expression of a cell, shows itself
+
+A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
+whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
+
+    model_panel(BeerGame, ["protocol", "stages", "step_size"], chart=show, step_size={"label": "shock size"})
 """
 
 import asyncio
@@ -28,6 +33,9 @@ from typing import Any
 import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
+
+from coordkit import parameters
+from coordkit.model import Model
 
 CONTROL_STYLE = {"description_width": "initial"}
 GREY, RED = "#666666", "#b00020"
@@ -245,6 +253,49 @@ class ExperimentPanel:
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def control(param: parameters.Param, **options: Any) -> Param:
+    """The control for a declared parameter: a slider for a number, a dropdown for a choice, a checkbox for a
+    flag. ``options`` override the declaration's label, span (``low``, ``high``), ``step``, ``default`` or, for a
+    choice, the ``options`` shown."""
+    settings = {"label": param.label(), "default": param.default, **options}
+    match param:
+        case parameters.Integer() | parameters.Real():
+            low, high = param.slider or (param.low, param.high)
+            step = param.step if isinstance(param, parameters.Real) else 1
+            settings = {"low": low, "high": high, "step": step, **settings}
+            return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
+        case parameters.Choice():
+            shown = settings.pop("options", param.options)
+            return Choice(param.name, [(param.label_of(value), value) for value in shown], **settings)
+        case parameters.Flag():
+            return Toggle(param.name, **settings)
+    raise parameters.ParameterError(f"{param.name} takes {param.allowed()}: a panel has no control for it")
+
+
+def controls(model: type[Model] | parameters.Parameters, names: Sequence[str], **overrides: dict) -> list[Param]:
+    """Controls for the parameters ``names`` of a model, in that order; ``overrides[name]`` is passed to
+    :func:`control` (``stages={"high": 6}``, ``step_round={"label": "shock round"}``)."""
+    declared = model if isinstance(model, parameters.Parameters) else model.parameters
+    stray = sorted(set(overrides) - set(names))
+    if stray:
+        raise parameters.ParameterError(f"overrides for {stray}, which are not among the controls {list(names)}")
+    return [control(declared[name], **overrides.get(name, {})) for name in names]
+
+
+def model_panel(model: type[Model], names: Sequence[str], *, chart: Callable[[Model], Any],
+                fixed: dict[str, Any] | None = None, seeds: tuple[int, int] = (0, 19), title: str | None = None,
+                **overrides: dict) -> ExperimentPanel:
+    """A panel that plays ``model`` with the chosen parameters (``fixed`` ones too) and a seed slider, and shows
+    ``chart(model)``."""
+    fixed = dict(fixed or {})
+
+    def play(seed: int, **values: Any) -> Model:
+        return model(**fixed, **values, rng=seed).run()
+
+    seed = Slider("seed", *seeds, default=seeds[0])
+    return ExperimentPanel(play, [*controls(model, names, **overrides), seed], chart=chart, title=title)
 
 
 def _check_name(name: str) -> None:

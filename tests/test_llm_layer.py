@@ -155,7 +155,7 @@ class Slow(LLMClient):
     def complete(self, request):
         raise AssertionError("the async path must be used")
 
-    async def acomplete(self, request):
+    async def complete_async(self, request):
         with self.lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)

@@ -133,7 +133,7 @@ def test_acomplete_works_from_one_event_loop_after_another():
         shared = client(server)
 
         async def round_of_calls(close: bool):
-            replies = await asyncio.gather(*(shared.acomplete(REQUEST) for _ in range(8)))
+            replies = await asyncio.gather(*(shared.complete_async(REQUEST) for _ in range(8)))
             if close:
                 await shared.aclose()
             return replies

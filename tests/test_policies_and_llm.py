@@ -52,7 +52,7 @@ def test_failed_calls_and_nonsense_fall_back_and_are_counted_by_reason():
 
 def test_the_async_path_answers_like_the_sync_one():
     client = ScriptedClient(["DECISION: 3"], repeat=True)
-    reply = asyncio.run(client.acomplete(LLMRequest.user("sys", "hi")))
+    reply = asyncio.run(client.complete_async(LLMRequest.user("sys", "hi")))
     assert reply.text == "DECISION: 3" and reply.model == "scripted"
 
 

@@ -140,7 +140,7 @@ class DelayedDilemma(LLMUse, mesa.Model):
         if self.llm is None:
             choices = [player.policy.decide(obs) for player, obs in zip(self.players, observations)]
         else:  # both players' calls at once
-            calls = (player.policy.adecide(obs) for player, obs in zip(self.players, observations))
+            calls = (player.policy.decide_async(obs) for player, obs in zip(self.players, observations))
             choices = aio.run(aio.gather_bounded(calls, 2))
         for player, choice in zip(self.players, choices):
             before = player.effective(self.tick - 1)

@@ -66,4 +66,4 @@ def complete_all(
     client: LLMClient, requests: Sequence[LLMRequest], max_concurrency: int = DEFAULT_CONCURRENCY
 ) -> list[LLMReply]:
     """Answer many requests concurrently (at most ``max_concurrency`` in flight); replies in request order."""
-    return run(gather_bounded((client.acomplete(r) for r in requests), max_concurrency))
+    return run(gather_bounded((client.complete_async(r) for r in requests), max_concurrency))

@@ -76,7 +76,7 @@ class AnthropicClient(LLMClient):
         except Exception as error:
             raise _failure(error) from error
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         started = time.perf_counter()
         try:
             raw = await self._async_client().messages.with_raw_response.create(**self._arguments(request))

@@ -59,6 +59,6 @@ class LLMClient(ABC):
     def complete(self, request: LLMRequest) -> LLMReply:
         """Answer one request (blocking)."""
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         """Answer one request without blocking the event loop (default: the sync call in a worker thread)."""
         return await asyncio.to_thread(self.complete, request)

@@ -93,9 +93,9 @@ class MeteredClient(LLMClient):
             self.ledger.add(reply, self.billable)
         return reply
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         with self._metered(request):
-            reply = await self.inner.acomplete(request)
+            reply = await self.inner.complete_async(request)
             self.ledger.add(reply, self.billable)
         return reply
 

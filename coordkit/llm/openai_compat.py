@@ -38,7 +38,7 @@ class OpenAICompatibleClient(LLMClient):
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self._client: httpx.Client | None = None
-        self._clients_lock = threading.Lock()  # complete() may run on many threads, acomplete() on many loops
+        self._clients_lock = threading.Lock()  # complete() may run on many threads, complete_async() on many loops
         self._async_clients: WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = WeakKeyDictionary()
 
     @property
@@ -61,7 +61,7 @@ class OpenAICompatibleClient(LLMClient):
                 return result
             time.sleep(result)
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         client = self._async_client()
         started = time.perf_counter()
         for attempt in count():

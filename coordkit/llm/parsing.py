@@ -1,10 +1,12 @@
 """Helpers that read the labelled and JSON replies the papers' prompts ask for. They never raise anything but
-:class:`~coordkit.policies.ReplyParseError`."""
+:class:`ReplyParseError`."""
 
 import json
 import re
 
-from coordkit.policies import ReplyParseError
+
+class ReplyParseError(ValueError):
+    """An LLM reply that does not have the form the prompt asked for: the decision falls back to the rules."""
 
 _NUMBER = r"[-+]?\d+(?:[.,]\d+)?"
 

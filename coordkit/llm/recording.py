@@ -86,9 +86,9 @@ class RecordingClient(LLMClient):
         self._write(request, reply=reply)
         return reply
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         try:
-            reply = await self.inner.acomplete(request)
+            reply = await self.inner.complete_async(request)
         except Exception as error:
             self._write(request, error=error)
             raise
@@ -160,7 +160,7 @@ class ReplayClient(LLMClient):
             metadata={"replayed": True, "recorded_latency_s": reply["latency_s"]},
         )
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         return self.complete(request)
 
     def requests(self) -> list[LLMRequest]:

@@ -40,6 +40,6 @@ class ScriptedClient(LLMClient):
             output_tokens=len(reply.split()),
         )
 
-    async def acomplete(self, request: LLMRequest) -> LLMReply:
+    async def complete_async(self, request: LLMRequest) -> LLMReply:
         """Answered at once, in call order: a round's scripted replies do not depend on thread timing."""
         return self.complete(request)

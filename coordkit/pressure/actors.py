@@ -97,9 +97,9 @@ class Actor(mesa.Agent):
     def propose(self, view: RowView, skill: float) -> Patch | None:
         return self._signed(self.policy.decide((view, skill)))
 
-    async def apropose(self, view: RowView, skill: float) -> Patch | None:
+    async def propose_async(self, view: RowView, skill: float) -> Patch | None:
         """:meth:`propose` for a tick whose LLM calls run concurrently."""
-        return self._signed(await self.policy.adecide((view, skill)))
+        return self._signed(await self.policy.decide_async((view, skill)))
 
     def _signed(self, patch: Patch | None) -> Patch | None:
         return None if patch is None else Patch(patch.row, patch.column, patch.value, self.unique_id)

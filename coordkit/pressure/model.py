@@ -188,7 +188,7 @@ class PressureField(LLMUse, mesa.Model):
         if self.llm is None:
             proposals = [actor.propose(view, self.skill) for view in views for actor in self.agents]
         else:  # every actor's call at once (§3.3: proposals in parallel)
-            calls = (actor.apropose(view, self.skill) for view in views for actor in self.agents)
+            calls = (actor.propose_async(view, self.skill) for view in views for actor in self.agents)
             proposals = aio.run(aio.gather_bounded(calls, aio.DEFAULT_CONCURRENCY))
         return self._select([p for p in proposals if p is not None])
 

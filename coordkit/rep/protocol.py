@@ -86,7 +86,7 @@ class Updater(Protocol):
     """Agg_φ and the step: the new coordination variables from the old ones and the neighbours' sensitivities."""
 
     def update(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta: ...
-    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta: ...
+    async def update_async(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta: ...
 
 
 class NumericalGradUpdater:
@@ -117,7 +117,7 @@ class NumericalGradUpdater:
                 updated[name] = value - self.eta * gradient
         return clip(updated, self.bounds)
 
-    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
+    async def update_async(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
         return self.update(theta, neighbours, own)
 
 
@@ -140,8 +140,8 @@ class TextualGradUpdater:
     def update(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
         return self._step(theta, self.synthesiser.decide(self._request(theta, neighbours, own)))
 
-    async def aupdate(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
-        return self._step(theta, await self.synthesiser.adecide(self._request(theta, neighbours, own)))
+    async def update_async(self, theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> Theta:
+        return self._step(theta, await self.synthesiser.decide_async(self._request(theta, neighbours, own)))
 
     @staticmethod
     def _request(theta: Theta, neighbours: list[Message], own: Sensitivity | None) -> "SynthesisRequest":
@@ -185,7 +185,7 @@ class REPAgent(Protocol):
 
     def initial_theta(self) -> Theta: ...
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[Any, Sensitivity]: ...
-    async def adecide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[Any, Sensitivity]: ...
+    async def decide_async(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[Any, Sensitivity]: ...
 
 
 class REPClient:
@@ -231,7 +231,7 @@ class REPClient:
     async def sync_async(self) -> Theta:
         """:meth:`sync` for a round whose LLM calls run concurrently."""
         if self._inbox:
-            self.theta = await self.updater.aupdate(self.theta, self._inbox, self._own)
+            self.theta = await self.updater.update_async(self.theta, self._inbox, self._own)
         return self.theta
 
     def decide(self) -> tuple[Any, Sensitivity]:
@@ -240,7 +240,7 @@ class REPClient:
         return decision, self._own
 
     async def decide_async(self) -> tuple[Any, Sensitivity]:
-        decision, self._own = await self.agent.adecide(dict(self.theta), list(self._inbox))
+        decision, self._own = await self.agent.decide_async(dict(self.theta), list(self._inbox))
         return decision, self._own
 
     def send(self, decision: Any, sensitivity: Sensitivity) -> None:
@@ -253,7 +253,7 @@ class A2AAgent(Protocol):
 
     def private_state(self) -> Theta: ...
     def decide(self, neighbour_messages: list[Message]) -> tuple[Any, str]: ...
-    async def adecide(self, neighbour_messages: list[Message]) -> tuple[Any, str]: ...
+    async def decide_async(self, neighbour_messages: list[Message]) -> tuple[Any, str]: ...
 
 
 class A2AClient:
@@ -290,7 +290,7 @@ class A2AClient:
         return self.agent.decide(list(self._inbox))
 
     async def decide_async(self) -> tuple[Any, str]:
-        return await self.agent.adecide(list(self._inbox))
+        return await self.agent.decide_async(list(self._inbox))
 
     def send(self, decision: Any, reasoning: str = "") -> None:
         self.transport.send(Message(self.agent_id, self.round, decision, reasoning=reasoning))

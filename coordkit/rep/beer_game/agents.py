@@ -4,7 +4,7 @@ from collections import deque
 
 import mesa
 
-from coordkit.policies import Policy, RulePolicy
+from coordkit.policies import Policy
 from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, StageView
 from coordkit.rep.protocol import Message, Sensitivity, Theta
 
@@ -84,14 +84,14 @@ class A2APlayer:
     """The A2A baseline's player: orders and explains in words (REP paper §4).
 
     ``policy`` decides from the stage's view: by default the player's own ordering rule, or an LLM policy
-    (:mod:`~coordkit.rep.beer_game.llm_players`) falling back to that rule. The rule also keeps the stage's
+    (:mod:`~coordkit.rep.beer_game.llm_policies`) falling back to that rule. The rule also keeps the stage's
     demand forecast, whoever decides.
     """
 
     def __init__(self, stage: Stage, rule: AnchorAndAdjust | BaseStock, policy: Policy | None = None):
         self.stage = stage
         self.rule = rule
-        self.policy = policy or RulePolicy(rule.decide, name=rule.name)
+        self.policy = policy or rule
 
     def private_state(self) -> Theta:
         return {}
@@ -99,8 +99,8 @@ class A2APlayer:
     def decide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
         return self.policy.decide(self._observe(neighbour_messages))
 
-    async def adecide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
-        return await self.policy.adecide(self._observe(neighbour_messages))
+    async def decide_async(self, neighbour_messages: list[Message]) -> tuple[int, str]:
+        return await self.policy.decide_async(self._observe(neighbour_messages))
 
     def _observe(self, neighbour_messages: list[Message]) -> StageView:
         view = self.stage.view(neighbour_messages)
@@ -118,7 +118,7 @@ class REPPlayer:
     def __init__(self, stage: Stage, rule: REPOrdering, policy: Policy | None = None):
         self.stage = stage
         self.rule = rule
-        self.policy = policy or RulePolicy(rule.decide, name=rule.name)
+        self.policy = policy or rule
 
     def initial_theta(self) -> Theta:
         return self.rule.initial_theta()
@@ -126,8 +126,8 @@ class REPPlayer:
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
         return self.policy.decide(self._observe(theta, neighbour_messages))
 
-    async def adecide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
-        return await self.policy.adecide(self._observe(theta, neighbour_messages))
+    async def decide_async(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
+        return await self.policy.decide_async(self._observe(theta, neighbour_messages))
 
     def _observe(self, theta: Theta, neighbour_messages: list[Message]) -> REPSituation:
         view = self.stage.view(neighbour_messages)

@@ -4,15 +4,9 @@ import altair as alt
 import pandas as pd
 
 from coordkit import viz
-from coordkit.paths import paper_numbers
+from coordkit.papers import numbers
 from coordkit.rep.beer_game import metrics
-
-PROTOCOL_NAMES = {
-    "a2a": "A2A",
-    "rep_numerical": "REP numerical",
-    "rep_textual": "REP textual",
-    "base_stock": "base-stock",
-}
+from coordkit.rep.beer_game.model import PROTOCOL_NAMES
 
 
 def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | None = None) -> alt.Chart:
@@ -38,11 +32,11 @@ def costs(games: pd.DataFrame) -> alt.Chart:
 def paper_vs_kit(games: pd.DataFrame) -> alt.FacetChart:
     """Total cost per protocol, the paper's LLM players beside the kit's rule-based ones."""
     kit = games.groupby("protocol")["total_cost"].mean()
-    paper = paper_numbers("rep_beer_game").query("metric == 'total_cost'").set_index("protocol")["value"]
+    paper = numbers("rep-beer-fig1")
     rows = [
         {"protocol": PROTOCOL_NAMES[p], "source": source, "total cost ($)": float(value)}
-        for p in paper.index
-        for source, value in (("paper (LLM)", paper[p]), ("kit (rules)", kit[p]))
+        for p in paper.conditions("total_cost")
+        for source, value in (("paper (LLM)", paper.value("total_cost", p)), ("kit (rules)", kit[p]))
     ]
     return viz.paper_vs_kit(pd.DataFrame(rows), "protocol", "total cost ($)", title="Total cost, paper vs kit")
 

@@ -13,104 +13,105 @@ import mesa
 import numpy as np
 import pandas as pd
 
-from coordkit.llm import BudgetExceeded, LLMClient, aio
-from coordkit.policies import LLMUse, RulePolicy
+from coordkit.llm import LLMClient, aio
+from coordkit.model import Model
+from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round
+from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
-from coordkit.rep.beer_game.llm_players import GameRules, a2a_policy, rep_policy
-from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering
-from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis
+from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering, RuleSynthesis
 from coordkit.rep.protocol import InProcessTransport, Message, configure, configure_a2a, run_consensus
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
+PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual", "base_stock": "base-stock"}
 STAGE_NAMES = ("retailer", "wholesaler", "distributor", "factory")
 THETA_BOUNDS = {TARGET: (0.0, 60.0), ADJUSTMENT: (0.02, 1.0)}
 
 
-class BeerGame(LLMUse, mesa.Model):
-    """A supply chain of ``stages`` players facing a step in customer demand.
+def _step_within_horizon(p: dict) -> None:
+    if p["step_round"] > p["rounds"]:
+        raise ParameterError(f"step_round={p['step_round']} is after the last round (rounds={p['rounds']}): "
+                             "use a step round within the horizon, or raise rounds")
 
-    Args:
-        protocol: "a2a" (Sterman players sharing decisions and reasoning), "rep_numerical" / "rep_textual"
-            (REP with the numerical or textual updater), or "base_stock" (the rational reference).
-        stages: chain length, 4 to 8 (names beyond the classic four are "stage 5", ...).
-        rounds: horizon (the paper plays 20).
-        base_demand, step_round, step_size: customer demand is ``base_demand`` and rises by ``step_size`` from
-            round ``step_round`` on (the paper: demand doubles at round 4).
-        demand_noise: standard deviation of normal noise added to customer demand (0: the clean step).
-        order_delay, shipping_delay: rounds an order, or a shipment, spends between two stages.
-        production_request_delay, production_delay: the factory's delays to the brewery.
-        initial_inventory: cases each stage holds at the start (pipelines start full of ``base_demand``).
-        holding_cost, backlog_cost: dollars per case per round.
-        player_spread: players' heuristic parameters are Sterman's means times U(1 − spread, 1 + spread),
-            drawn per stage from the model's seed (0: identical players).
-        consensus: None or "median_coordinate" (coordinate-wise median of θ over all players each round).
-        llm: an LLMClient for the players: every A2A and REP player decides with the paper's call-1 prompt,
-            and the textual updater synthesises with call 2; every reply that cannot be used falls back to the
-            rules, counted in ``llm_fallbacks``. None (the default): rule-based players, no calls. Base-stock
-            players always follow their rule.
-        max_concurrency: with an LLM, one round's calls run concurrently, at most this many at a time.
-        rng: seed.
 
-    A run stopped by the LLM budget (:class:`~coordkit.llm.BudgetExceeded`) ends after the last complete
-    round, with the reason in ``stopped``.
+def _demand_never_negative(p: dict) -> None:
+    if p["base_demand"] + p["step_size"] < 0:
+        raise ParameterError(f"step_size={p['step_size']} would make customer demand negative "
+                             f"(base_demand={p['base_demand']}): use a step_size of at least {-p['base_demand']}")
+
+
+class BeerGame(Model):
+    """A supply chain of ``stages`` players facing a step in customer demand: customer demand is ``base_demand``
+    and rises by ``step_size`` from round ``step_round`` on (the paper: it doubles at round 4). Stages beyond the
+    classic four are named "stage 5", ...
+
+    With ``llm``, every A2A and REP player decides with the paper's call-1 prompt and the textual updater
+    synthesises with call 2; a reply that cannot be used falls back to the rules, counted in ``llm_fallbacks``.
+    Base-stock players always follow their rule (the rational reference). A run stopped by the LLM budget raises
+    :class:`~coordkit.llm.BudgetExceeded` from ``run()``; ``frame()`` then holds the rounds played before it.
     """
 
-    def __init__(
-        self,
-        protocol: str = "rep_textual",
-        stages: int = 4,
-        rounds: int = 20,
-        base_demand: int = 4,
-        step_round: int = 4,
-        step_size: int = 4,
-        demand_noise: float = 0.0,
-        order_delay: int = 2,
-        shipping_delay: int = 2,
-        production_request_delay: int = 1,
-        production_delay: int = 2,
-        initial_inventory: int = 12,
-        holding_cost: float = 0.5,
-        backlog_cost: float = 1.0,
-        player_spread: float = 0.2,
-        consensus: str | None = None,
-        llm: LLMClient | None = None,
-        max_concurrency: int = aio.DEFAULT_CONCURRENCY,
-        rng=None,
-    ):
-        super().__init__(rng=rng)
-        check_parameters(locals())
-        self.protocol = protocol
-        self.rounds = rounds
-        self.base_demand = base_demand
-        self.step_round = step_round
-        self.step_size = step_size
-        self.demand_noise = demand_noise
-        self.initial_inventory = initial_inventory
-        self.holding_cost = holding_cost
-        self.backlog_cost = backlog_cost
-        self.customer_demand = self.brewed = self.delivered = float(base_demand)  # the steady state before round 1
+    parameters = Parameters(
+        Choice("protocol", "rep_textual", PROTOCOLS, labels=PROTOCOL_NAMES,
+               doc="how players coordinate: A2A (decisions and reasoning), REP with the numerical or the textual "
+                   "updater, or base-stock (the rational reference, no messages)"),
+        Integer("stages", 4, 2, 8, doc="chain length (the paper plays 4 to 8)"),
+        Integer("rounds", 20, 1, 500, doc="horizon (the paper plays 20)", unit="rounds", slider=(4, 60)),
+        Integer("base_demand", 4, 0, 1000, doc="customer demand before the step", unit="cases", slider=(0, 12)),
+        Integer("step_round", 4, 1, 500, doc="the round from which demand is stepped up", unit="round",
+                slider=(1, 20)),
+        Integer("step_size", 4, -1000, 1000, doc="the change of customer demand at the step", unit="cases",
+                slider=(-4, 12)),
+        Real("demand_noise", 0.0, 0, 100, doc="standard deviation of normal noise on customer demand (0: the "
+             "clean step)", unit="cases", step=0.5, slider=(0, 5)),
+        Integer("order_delay", 2, 1, 20, doc="rounds an order spends in the mail between two stages", unit="rounds",
+                slider=(1, 4)),
+        Integer("shipping_delay", 2, 1, 20, doc="rounds a shipment spends on the road between two stages",
+                unit="rounds", slider=(1, 4)),
+        Integer("production_request_delay", 1, 1, 20, doc="rounds the factory's order takes to reach the brewery",
+                unit="rounds", slider=(1, 4)),
+        Integer("production_delay", 2, 1, 20, doc="rounds the brewery takes to brew an order", unit="rounds",
+                slider=(1, 4)),
+        Integer("initial_inventory", 12, 0, 1000, doc="cases each stage holds at the start (pipelines start full "
+                "of base_demand)", unit="cases", slider=(0, 40)),
+        Real("holding_cost", 0.5, 0, 100, doc="cost of a case in stock for a round", unit="$", slider=(0, 2)),
+        Real("backlog_cost", 1.0, 0, 100, doc="cost of a case of backlog for a round", unit="$", slider=(0, 4)),
+        Real("player_spread", 0.2, 0, 1, high_open=True, doc="players' heuristic parameters are Sterman's means "
+             "times U(1 - spread, 1 + spread), drawn per stage (0: identical players)", slider=(0, 0.95)),
+        Choice("consensus", None, (None, "median_coordinate"), labels={None: "none", "median_coordinate": "median"},
+               doc="REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round"),
+        Instance("llm", None, LLMClient, optional="rule-based players, no calls",
+                 doc="the LLM client the A2A and REP players ask (call 1) and the textual updater synthesises with "
+                     "(call 2)"),
+        Integer("max_concurrency", aio.DEFAULT_CONCURRENCY, 1, 256, doc="with an LLM, the most calls of one round "
+                "in flight at once", unit="calls"),
+        relations=(_step_within_horizon, _demand_never_negative),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        self.customer_demand = self.brewed = self.delivered = float(self.base_demand)  # the steady state
         self.transport = InProcessTransport()
-        self.llm = llm
-        self.max_concurrency = max_concurrency
-        self.rules = GameRules(stages, rounds, order_delay, shipping_delay, holding_cost, backlog_cost)
-        self.synthesiser = llm_synthesis(llm) if llm is not None else RuleSynthesis()
-        self.stopped = ""  # why the run ended early (the LLM budget), or "" when it played every round
+        self.rules = GameRules(self.stages, self.rounds, self.order_delay, self.shipping_delay, self.holding_cost,
+                               self.backlog_cost)
+        self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
 
         self.chain: list[Stage] = []
-        for position in range(stages):
-            is_factory = position == stages - 1
-            mail = production_request_delay if is_factory else order_delay
-            road = production_delay if is_factory else shipping_delay
-            name = STAGE_NAMES[position] if stages == 4 or position < 3 else f"stage {position + 1}"
+        for position in range(self.stages):
+            is_factory = position == self.stages - 1
+            mail = self.production_request_delay if is_factory else self.order_delay
+            road = self.production_delay if is_factory else self.shipping_delay
+            name = STAGE_NAMES[position] if self.stages == 4 or position < 3 else f"stage {position + 1}"
             name = "factory" if is_factory else name
-            self.chain.append(Stage(self, name, position, mail + road, order_delay, road))
+            self.chain.append(Stage(self, name, position, mail + road, self.order_delay, road))
         for downstream, stage in zip(self.chain, self.chain[1:]):
             stage.downstream_id = downstream.unique_id
         for stage in self.chain:
             neighbours = [s.unique_id for s in self.chain if abs(s.position - stage.position) == 1]
-            stage.client = self._client(stage, neighbours, consensus, player_spread)
+            stage.client = self._client(stage, neighbours)
         # the factory's orders go to the brewery, which starts brewing after the production-request delay
-        self.brewery_orders = [float(base_demand)] * production_request_delay
+        self.brewery_orders = [float(self.base_demand)] * self.production_request_delay
 
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -137,19 +138,19 @@ class BeerGame(LLMUse, mesa.Model):
         )
         self.datacollector.collect(self)
 
-    def _client(self, stage: Stage, neighbours: list[int], consensus: str | None, spread: float):
+    def _client(self, stage: Stage, neighbours: list[int]):
         """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
         link = {"agent_id": stage.unique_id, "neighbours": neighbours, "transport": self.transport,
-                "consensus": consensus}
-        rule = sterman_player(self.rng, spread)
+                "consensus": self.consensus}
+        rule = sterman_player(self.rng, self.player_spread)
         if self.protocol in ("a2a", "base_stock"):
             if self.protocol == "base_stock":
                 rule = BaseStock(desired_stock=self.initial_inventory)
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
-            policy = a2a_policy(self.llm, RulePolicy(rule.decide), self.rules) if llm_player else None
+            policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
             return configure_a2a(A2APlayer(stage, rule, policy), **link)
         ordering = REPOrdering(rule)
-        policy = rep_policy(self.llm, RulePolicy(ordering.decide), self.rules) if self.llm is not None else None
+        policy = rep_policy(self.llm, ordering, self.rules) if self.llm is not None else None
         player = REPPlayer(stage, ordering, policy)
         if self.protocol == "rep_numerical":
             return configure(player, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
@@ -199,17 +200,19 @@ class BeerGame(LLMUse, mesa.Model):
         for stage in self.chain:
             stage.account(self.holding_cost, self.backlog_cost)
         self.datacollector.collect(self)
-        if self.steps >= self.rounds:
-            self.running = False
+        self.running = self.steps < self.rounds
 
     def _protocol_round(self) -> None:
-        """receive → sync → (consensus) → decide → send, then the orders go into the mail (REP §3.1)."""
+        """receive → sync → (consensus) → decide → send, then the orders go into the mail (REP §3.1). With an LLM,
+        the syncs, then the decisions, each run as one round of concurrent calls (the players of a round act on
+        the same information, so their calls are independent)."""
         clients = [stage.client for stage in self.chain]
         for client in clients:
             client.receive()
-        self._for_each(clients, "sync")
+        decision_round("sync", clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency)
         run_consensus(clients)
-        decisions = self._for_each(clients, "decide")
+        decisions = decision_round("decide", clients, concurrent=self.llm is not None,
+                                   max_concurrency=self.max_concurrency)
         for stage, client, (order, signal) in zip(self.chain, clients, decisions):
             client.send(order, signal)
             stage.place_order(order, signal if isinstance(signal, str) else signal.text)
@@ -218,27 +221,27 @@ class BeerGame(LLMUse, mesa.Model):
             upstream.inbound_orders.append(stage.order)
         self.brewery_orders.append(self.chain[-1].order)
 
-    def _for_each(self, clients: list, action: str) -> list:
-        """Every client's ``sync`` or ``decide``; with an LLM, one round of concurrent calls (REP §3.1: the
-        agents of a round act on the same information, so their calls are independent)."""
-        if self.llm is None:
-            return [getattr(client, action)() for client in clients]
-        calls = (getattr(client, f"{action}_async")() for client in clients)
-        return aio.run(aio.gather_bounded(calls, self.max_concurrency))
-
-    def run(self) -> "BeerGame":
-        """Play every round (``rounds``) and return the model; a budget stop ends it early (see ``stopped``)."""
-        while self.running:
-            try:
-                self.step()
-            except BudgetExceeded as stop:
-                self.stopped = f"stopped after round {self.steps - 1}: {stop}"
-                self.running = False
-        return self
-
-    def policies(self) -> list:
-        """The players' policies and the synthesiser (the LLM ones are counted by :class:`LLMUse`)."""
+    def policies(self) -> list[Policy]:
+        """The players' policies and the synthesiser."""
         return [*(stage.client.agent.policy for stage in self.chain), self.synthesiser]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per round and stage (round 0 is the initial state), with the customer demand of the round.
+
+        Columns: round, stage, position, customer_demand, demand (incoming order), order, received, shipped,
+        inventory, backlog, supply_line, cost, target_inventory, order_adjustment (θ; NaN without REP), message.
+        """
+        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
+        rounds = self.datacollector.get_model_vars_dataframe()["customer_demand"]
+        agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
+        agents["round"] = agents["round"].astype(int)
+        agents.insert(3, "customer_demand", agents["round"].map(rounds.reset_index(drop=True)))
+        return agents
+
+    def summary(self) -> dict:
+        """Total cost, cost per stage, bullwhip ratio, rounds to stabilise (:mod:`.metrics`), and LLM use."""
+        return {**metrics.summary(self.frame(), self.step_round), "llm_calls": self.llm_calls,
+                "llm_fallbacks": self.llm_fallbacks}
 
 
 def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:
@@ -251,46 +254,3 @@ def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:
         supply_line_weight=min(1.0, mean.supply_line_weight * scale[2]),
         desired_stock=mean.desired_stock * scale[3],
     )
-
-
-def check_parameters(p: dict) -> None:
-    """Clear errors for parameters that would make the chain meaningless."""
-    if p["protocol"] not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {p['protocol']!r}; choose one of {', '.join(PROTOCOLS)}")
-    if not 2 <= p["stages"] <= 8:
-        raise ValueError(f"stages={p['stages']}: a chain needs 2 to 8 stages (the paper plays 4 to 8)")
-    if p["rounds"] < 1:
-        raise ValueError(f"rounds={p['rounds']}: play at least one round")
-    if not 1 <= p["step_round"] <= p["rounds"]:
-        raise ValueError(
-            f"step_round={p['step_round']} is outside the horizon 1..{p['rounds']}; "
-            "use a step round within it, or raise rounds"
-        )
-    for name in ("order_delay", "shipping_delay", "production_request_delay", "production_delay"):
-        if p[name] < 1:
-            raise ValueError(f"{name}={p[name]}: delays are whole rounds >= 1 (1 = arrives next round)")
-    for name in ("base_demand", "initial_inventory", "holding_cost", "backlog_cost", "demand_noise"):
-        if p[name] < 0:
-            raise ValueError(f"{name}={p[name]} must not be negative")
-    if p["base_demand"] + p["step_size"] < 0:
-        raise ValueError("step_size would make customer demand negative")
-    if not 0 <= p["player_spread"] < 1:
-        raise ValueError(f"player_spread={p['player_spread']} must be in [0, 1)")
-    if p["max_concurrency"] < 1:
-        raise ValueError(f"max_concurrency={p['max_concurrency']}: allow at least 1 LLM call at a time")
-    if p["consensus"] not in (None, "median_coordinate"):
-        raise ValueError(f"unknown consensus {p['consensus']!r}; use None or 'median_coordinate'")
-
-
-def rounds_frame(model: BeerGame) -> pd.DataFrame:
-    """One row per round and stage (round 0 is the initial state), with the customer demand of the round.
-
-    Columns: round, stage, position, customer_demand, demand (incoming order), order, received, shipped,
-    inventory, backlog, supply_line, cost, target_inventory, order_adjustment, message.
-    """
-    agents = model.datacollector.get_agent_vars_dataframe().reset_index()
-    rounds = model.datacollector.get_model_vars_dataframe()["customer_demand"]
-    agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
-    agents["round"] = agents["round"].astype(int)
-    agents.insert(3, "customer_demand", agents["round"].map(rounds.reset_index(drop=True)))
-    return agents

@@ -1,6 +1,7 @@
-"""Ordering policies for Beer Game players, and the REP signals they write (REP paper §5, Appendix A).
+"""The Beer Game's rule-based policies: how players order, the REP signals they write, and how the textual
+updater reads them (REP paper §5, Appendix A).
 
-All rule-based and deterministic given their inputs:
+All deterministic and stateless (the demand forecast they smooth lives in the stage's books):
 
 - :class:`AnchorAndAdjust` — Sterman's (1989) heuristic for decision-only players, used by A2A players:
   O_t = max(0, L̂_t + α_S·(S′ − S_t − β·SL_t)), with L̂_t = θ·L_t + (1 − θ)·L̂_{t−1}.
@@ -10,11 +11,14 @@ All rule-based and deterministic given their inputs:
   TARGET_INVENTORY and ORDER_ADJUSTMENT_FACTOR, plus the sensitivity it sends: numeric (the gradient of its
   projected cost with respect to each coordination variable, by finite differences) and textual (a templated
   sentence: "If demand rises 10%, I'd order 3 more; ... the change looks persistent").
+- :class:`RuleSynthesis` — the textual updater's synthesiser without an LLM: the templated sentences → new θ.
 """
 
+import re
 from dataclasses import dataclass, replace
 
-from coordkit.rep.protocol import Sensitivity, Theta
+from coordkit.policies import Classifier, Policy
+from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 TARGET = "target_inventory"
 ADJUSTMENT = "order_adjustment"
@@ -58,7 +62,7 @@ def whole_cases(quantity: float) -> int:
 
 
 @dataclass(frozen=True)
-class AnchorAndAdjust:
+class AnchorAndAdjust(Policy):
     """Sterman's anchoring-and-adjustment ordering rule; defaults are his mean estimates (θ, α_S, β, S′)."""
 
     smoothing: float = 0.36  # θ
@@ -67,6 +71,7 @@ class AnchorAndAdjust:
     desired_stock: float = 17.0  # S′
 
     name = "anchor_and_adjust"
+    classifier = Classifier()
 
     def forecast(self, view: StageView) -> float:
         """Adaptive expectations: L̂_t = θ·L_t + (1 − θ)·L̂_{t−1}."""
@@ -91,7 +96,7 @@ class AnchorAndAdjust:
 
 
 @dataclass(frozen=True)
-class BaseStock:
+class BaseStock(Policy):
     """The order-up-to reference, closing both gaps in full (α_S = 1, β = 1): order what brings the supply
     line back to a lead time of expected demand and the stock back to its target,
     O = (S* − S) + (L̂·lead time − SL), with the stock target S* the game's initial inventory."""
@@ -100,6 +105,7 @@ class BaseStock:
     desired_stock: float = 12.0
 
     name = "base_stock"
+    classifier = Classifier()
 
     def forecast(self, view: StageView) -> float:
         return self.smoothing * view.incoming_order + (1 - self.smoothing) * view.expected_demand
@@ -119,7 +125,7 @@ class BaseStock:
 
 
 @dataclass(frozen=True)
-class REPOrdering:
+class REPOrdering(Policy):
     """Anchor-and-adjust whose S′ and α_S are REP's coordination variables, and the sensitivity it sends.
 
     The ripple: every sensitivity carries the customer demand as it reached its writer (the retailer's own
@@ -141,6 +147,7 @@ class REPOrdering:
     rule: AnchorAndAdjust
 
     name = "rep"
+    classifier = Classifier()
 
     def initial_theta(self) -> Theta:
         return {TARGET: self.rule.desired_stock, ADJUSTMENT: self.rule.stock_adjustment}
@@ -211,3 +218,41 @@ def sensitivity_text(
         f"({supply_rounds:.1f} rounds of supply for a {view.lead_time}-round lead time). "
         f"I'd normally correct {rule.stock_adjustment:.0%} of a stock gap a round."
     )
+
+
+_TARGET = re.compile(r"my stock target is (\d+(?:\.\d+)?)", re.I)
+_TREND = re.compile(r"my own orders in look (steady|temporary|persistent)", re.I)
+_SUPPLY = re.compile(r"\((\d+(?:\.\d+)?) rounds of supply for a (\d+)-round lead time\)", re.I)
+_NATURAL = re.compile(r"normally correct (\d+(?:\.\d+)?)% of a stock gap", re.I)
+
+
+@dataclass(frozen=True)
+class RuleSynthesis(Policy):
+    """The textual updater's synthesiser without an LLM (API call 2's job, REP Appendix A.4.2): it turns the
+    templated sensitivity texts into a θ proposal, the way a careful reader of them would:
+
+    - TARGET_INVENTORY: the mean of the stock targets the writers state (mine included);
+    - ORDER_ADJUSTMENT_FACTOR: my natural adjustment, scaled down when my supply line holds more than a lead
+      time of supply, and damped (×``damping``) while a neighbour says its orders look "temporary" — a spike
+      travelling up the chain is not worth chasing. Texts without these phrases leave θ unchanged.
+    """
+
+    damping: float = 0.8
+
+    name = "rule_synthesis"
+    classifier = Classifier()
+
+    def decide(self, request: SynthesisRequest) -> Theta:
+        theta = dict(request.theta)
+        texts = [request.own_text, *(text for _, text in request.neighbour_texts)]
+        targets = [float(m[1]) for text in texts for m in _TARGET.finditer(text)]
+        if targets:
+            theta[TARGET] = sum(targets) / len(targets)
+        supply, natural = _SUPPLY.search(request.own_text), _NATURAL.search(request.own_text)
+        if supply and natural:
+            fill = float(supply[1]) / max(float(supply[2]), 1.0)
+            spike = any(m[1].lower() == "temporary" for _, text in request.neighbour_texts
+                        for m in _TREND.finditer(text))
+            damping = self.damping if spike else 1.0
+            theta[ADJUSTMENT] = float(natural[1]) / 100 * min(1.0, 1 / max(fill, 1e-9)) * damping
+        return theta

@@ -11,7 +11,7 @@ import json
 
 from coordkit.llm import LLMRequest
 from coordkit.llm.parsing import labelled_number
-from coordkit.policies import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError
 
 def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]

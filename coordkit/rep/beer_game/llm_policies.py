@@ -1,4 +1,6 @@
-"""LLM players for the Beer Game: the REP paper's API call 1 (Appendix A.1, A.4), adapted from Fishbanks.
+"""The Beer Game's LLM policies: the REP paper's API calls 1 and 2 (Appendix A.1, A.4), adapted from Fishbanks.
+
+Call 1, the players:
 
 - REP players answer ``DECISION`` + ``SENSITIVITY``: their order, and how it would change under other conditions.
   They see their own books, their coordination variables, and their neighbours' orders and sensitivity texts.
@@ -7,15 +9,18 @@
 Both at temperature 0.1 and 300 tokens, as in the paper (Table 2). A reply without a usable order or message
 falls back to the player's rule (:class:`~coordkit.policies.LLMPolicy`). The sensitivity's *numbers* (the
 relayed customer demand, the numerical updater's proposals) stay the rule's: the LLM writes the text.
+
+Call 2, the textual updater's synthesiser (Appendix A.4.2, adapted to the Beer Game's variables): the neighbours'
+sensitivity texts → new θ, as JSON; it falls back to :class:`~coordkit.rep.beer_game.policies.RuleSynthesis`.
 """
 
 from dataclasses import dataclass
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import labelled_number, labelled_text
-from coordkit.policies import LLMPolicy, Policy, ReplyParseError
+from coordkit.llm.parsing import ReplyParseError, json_object, labelled_number, labelled_text
+from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageView
-from coordkit.rep.protocol import Sensitivity
+from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 MAX_ORDER = 1000  # cases: a larger order is a misreading, not a decision
 
@@ -136,3 +141,56 @@ def a2a_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPoli
         return parse_order(text), labelled_text(text, "REASONING")
 
     return LLMPolicy(client, lambda v: a2a_request(v, rules), parse, fallback, name="llm_a2a_player")
+
+
+SYNTHESIS_SYSTEM = "You are a supply-chain coordination agent in the Beer Game. You update shared coordination variables."
+
+SYNTHESIS_PROMPT = """SENSITIVITY AGGREGATION FOR LOCAL VARIABLE UPDATE:
+
+YOUR SENSITIVITY: "{own}"
+
+NEIGHBOR SENSITIVITIES FROM CONNECTED AGENTS:
+{neighbours}
+
+CURRENT VARIABLES:
+- TARGET_INVENTORY: {target:.1f} cases (the net stock you aim to hold)
+- ORDER_ADJUSTMENT_FACTOR: {adjustment:.3f} (fraction of the stock gap you correct each round, 0-1)
+
+TASK: Based on neighbor sensitivities, update your local variables. Distinguish temporary spikes from
+persistent shifts in demand, and avoid over- and under-reacting along the chain.
+
+Output: JSON only, e.g. {{"TARGET_INVENTORY": 17.0, "ORDER_ADJUSTMENT_FACTOR": 0.26}}"""
+
+
+def synthesis_request(request: SynthesisRequest) -> LLMRequest:
+    neighbours = "\n".join(f'Neighbor {sender}: "{text}"' for sender, text in request.neighbour_texts)
+    prompt = SYNTHESIS_PROMPT.format(
+        own=request.own_text,
+        neighbours=neighbours or "(none this round)",
+        target=request.theta[TARGET],
+        adjustment=request.theta[ADJUSTMENT],
+    )
+    return LLMRequest.user(SYNTHESIS_SYSTEM, prompt, temperature=0.1, max_tokens=300,
+                            purpose="rep.beer_game.aggregate")
+
+
+def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
+    """The JSON reply as θ; keys are matched case-insensitively and values must be finite numbers."""
+    reply = {str(k).upper(): v for k, v in json_object(text).items()}
+    theta = dict(request.theta)
+    for name, key in ((TARGET, "TARGET_INVENTORY"), (ADJUSTMENT, "ORDER_ADJUSTMENT_FACTOR")):
+        if key not in reply:
+            raise ReplyParseError(f"the reply has no {key}")
+        try:
+            value = float(reply[key])
+        except (TypeError, ValueError):
+            raise ReplyParseError(f"{key} is not a number: {reply[key]!r}") from None
+        if value != value or abs(value) == float("inf"):
+            raise ReplyParseError(f"{key} is not finite")
+        theta[name] = value
+    return theta
+
+
+def synthesis_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
+    """Call 2, the textual updater's synthesiser; ``fallback`` is :class:`RuleSynthesis`."""
+    return LLMPolicy(client, synthesis_request, parse_synthesis, fallback, name="llm_synthesis")

@@ -1,0 +1,113 @@
+"""The shape every coordkit model has (CONTRIBUTING.md, "the anatomy of a model family").
+
+A model is a Mesa model whose parameters are declared once, as plain data (:mod:`coordkit.parameters`)::
+
+    class BeerGame(Model):
+        \"\"\"A supply chain of ``stages`` players facing a step in customer demand.\"\"\"
+
+        parameters = Parameters(Integer("stages", 4, 2, 8, doc="chain length", unit="stages"), ...)
+
+        def __init__(self, *, rng=None, **params):
+            super().__init__(rng=rng, **params)   # checks every value; self.stages is now set
+            ...
+
+From the declaration the class gets its signature (``BeerGame(*, stages=4, ..., rng=None)``, so ``help`` and
+Mesa's ``batch_run`` see ordinary keyword parameters), a docstring section listing the parameters, and a place in
+:func:`models`. Every model then offers the same calls: ``run()`` plays it out and returns it, ``frame()`` is the
+tidy per-step DataFrame (its first column counts Mesa's ``steps``; row 0 is the initial state) and ``summary()`` is
+one row of headline numbers.
+"""
+
+import re
+from collections import Counter
+from typing import Any, ClassVar, Self
+
+import mesa
+import pandas as pd
+
+from coordkit.families import import_families
+from coordkit.parameters import Parameters
+from coordkit.policies import LLMPolicy, Policy
+
+_MODELS: dict[str, type["Model"]] = {}
+# names a parameter cannot have: Mesa's own model attributes (and the datacollector every model keeps)
+RESERVED = frozenset(dir(mesa.Model)) | {"running", "steps", "random", "rng", "agent_id_counter", "datacollector"}
+
+
+class Model(mesa.Model):
+    """A Mesa model with declared parameters, ``run()``, ``frame()`` and ``summary()``."""
+
+    parameters: ClassVar[Parameters] = Parameters()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "parameters" not in vars(cls):
+            raise TypeError(f"{cls.__name__} must declare its parameters (parameters = Parameters(...))")
+        clashes = sorted(set(cls.parameters.names) & RESERVED)
+        if clashes:
+            raise TypeError(f"{cls.__name__}: parameters {clashes} would hide Mesa's model attributes; rename them")
+        cls.__signature__ = cls.parameters.signature()
+        cls.__doc__ = f"{(cls.__doc__ or '').rstrip()}\n\n{cls.parameters.docstring()}\n"
+        _MODELS[model_id(cls)] = cls
+
+    def __init__(self, *, rng=None, **params):
+        values = type(self).parameters.resolve(params, owner=type(self).__name__)
+        super().__init__(rng=rng)
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The value of every declared parameter."""
+        return {name: getattr(self, name) for name in self.parameters.names}
+
+    def run(self) -> Self:
+        """Step until the model stops (``running`` turns False) and return it."""
+        self.run_model()
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        """The tidy per-step DataFrame (documented by each model); row 0 is the initial state."""
+        raise NotImplementedError(f"{type(self).__name__} must define frame()")
+
+    def summary(self) -> dict[str, Any]:
+        """The run's headline numbers as one row."""
+        raise NotImplementedError(f"{type(self).__name__} must define summary()")
+
+    def policies(self) -> list[Policy]:
+        """Every policy the model's agents decide with (its LLM ones are counted below)."""
+        return []
+
+    @property
+    def llm_calls(self) -> int:
+        """LLM calls made (those that fell back included)."""
+        return sum(p.llm_decisions + p.fallback_count for p in self._llm_policies())
+
+    @property
+    def llm_fallbacks(self) -> int:
+        """Decisions that fell back to the rules because the call failed or the reply was unusable."""
+        return sum(p.fallback_count for p in self._llm_policies())
+
+    @property
+    def fallback_reasons(self) -> Counter[str]:
+        """Why replies fell back, e.g. ``{"unparseable reply": 3, "call failed (LLMError)": 1}``."""
+        return sum((p.fallbacks for p in self._llm_policies()), Counter())
+
+    def _llm_policies(self) -> list[LLMPolicy]:
+        return [p for p in self.policies() if isinstance(p, LLMPolicy)]
+
+
+def model_id(cls: type[Model]) -> str:
+    """The name ``coordkit run`` knows a model by: its class name in kebab case (BeerGame → beer-game)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", cls.__name__).lower()
+
+
+def models() -> dict[str, type[Model]]:
+    """Every model of every family, by :func:`model_id` (the families are imported to find them)."""
+    import_families()
+    return registered()
+
+
+def registered() -> dict[str, type[Model]]:
+    """The models of the modules imported so far, by :func:`model_id`."""
+    return dict(sorted(_MODELS.items()))

@@ -1,0 +1,76 @@
+"""The papers' published numbers, one schema for every paper (``data/papers/*.csv``, see data/README.md).
+
+Each row is one number (or, where a paper prints none, one claim in words) that a registered figure reproduces:
+
+    figure, metric, condition, value, unit, source, note
+
+``figure`` is the figure's id (``coordkit list``), ``condition`` the protocol, strategy or scenario it belongs to
+(empty when there is one), ``value`` the number as printed ("3-4" and "<1e-13" stay text), ``source`` the paper
+and section, ``note`` what else the paper says about it. The kit's code holds no published number: comparisons and
+charts read them here.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+
+import pandas as pd
+
+from coordkit.paths import DATA
+
+COLUMNS = ("figure", "metric", "condition", "value", "unit", "source", "note")
+
+
+@cache
+def published() -> pd.DataFrame:
+    """Every published number of every paper, as text (``value`` is parsed by :meth:`Numbers.value`)."""
+    frames = []
+    for path in sorted((DATA / "papers").glob("*.csv")):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if tuple(frame.columns) != COLUMNS:
+            raise ValueError(f"{path.name} has columns {list(frame.columns)}; every paper file has {list(COLUMNS)}")
+        frames.append(frame.assign(file=path.name))
+    return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """One figure's published numbers."""
+
+    figure: str
+    rows: pd.DataFrame
+
+    def _row(self, metric: str, condition: str) -> pd.Series:
+        match = self.rows[(self.rows["metric"] == metric) & (self.rows["condition"] == condition)]
+        if match.empty:
+            raise KeyError(f"the paper gives no {metric!r} for {condition!r} in {self.figure} (data/papers/)")
+        return match.iloc[0]
+
+    def has(self, metric: str, condition: str = "") -> bool:
+        return bool(((self.rows["metric"] == metric) & (self.rows["condition"] == condition)).any())
+
+    def value(self, metric: str, condition: str = "") -> float | str:
+        """The number (a float), or the text when the paper prints a range, a bound or words."""
+        text = self._row(metric, condition)["value"]
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    def text(self, metric: str, condition: str = "") -> str:
+        """The value as the paper states it, with its unit: "$7,300", "41.8%", "3-4 rounds", "20 s"."""
+        value, unit = self.value(metric, condition), self._row(metric, condition)["unit"]
+        if isinstance(value, float):
+            value = f"{value:,.0f}" if unit == "$" and value.is_integer() else f"{value:g}"
+        if unit == "$":
+            return f"${value}"
+        return f"{value}{unit}" if unit == "%" else f"{value} {unit}".strip()
+
+    def conditions(self, metric: str) -> list[str]:
+        """The conditions the paper gives ``metric`` for, in file order."""
+        return self.rows.loc[self.rows["metric"] == metric, "condition"].tolist()
+
+
+def numbers(figure: str) -> Numbers:
+    """The published numbers of ``figure`` (none for a figure beyond the papers)."""
+    rows = published()
+    return Numbers(figure, rows[rows["figure"] == figure].reset_index(drop=True))

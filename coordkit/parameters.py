@@ -1,0 +1,316 @@
+"""Model parameters declared once, as plain data (in the spirit of Mesa's ``model_params`` and scikit-learn's
+parameter constraints).
+
+A model lists its parameters, each with its type, its allowed range or choices, its default, its unit and a
+one-line meaning::
+
+    parameters = Parameters(
+        Choice("protocol", "rep_textual", PROTOCOLS, doc="how the players talk"),
+        Integer("stages", 4, 2, 8, doc="chain length", unit="stages"),
+        Real("holding_cost", 0.5, 0, 100, doc="cost of a case in stock for a round", unit="$"),
+    )
+
+That one declaration drives the model's signature and docstring (:class:`coordkit.model.Model`), the validation
+of every value with an error that names the parameter, the value and what is allowed, a notebook panel's
+controls (:func:`coordkit.ui.controls`), the grid checks of :func:`coordkit.sweep.sweep`, and the options and
+help of ``coordkit run MODEL``.
+"""
+
+import difflib
+import inspect
+import math
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+class ParameterError(ValueError):
+    """A value a parameter cannot take; the message names the parameter, the value and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Param(ABC):
+    """One declared parameter. ``optional`` says what None means when None is allowed ("" when it is not)."""
+
+    name: str
+    default: Any
+    _: KW_ONLY
+    doc: str
+    unit: str = ""
+    optional: str = ""
+
+    def check(self, value: Any) -> Any:
+        """The value, normalised (an int for an Integer, a float for a Real), or a :class:`ParameterError`."""
+        if value is None and self.optional:
+            return None
+        return self._check(value)
+
+    @abstractmethod
+    def _check(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def allowed(self) -> str:
+        """What the parameter accepts, in words: "an integer from 2 to 8"."""
+
+    def error(self, value: Any, problem: str = "") -> ParameterError:
+        problem = f" {problem}" if problem else ""
+        none = f", or None ({self.optional})" if self.optional else ""
+        return ParameterError(f"{self.name}={value!r}{problem}: {self.name} takes {self.allowed()}{none}")
+
+    def parse(self, text: str) -> Any:
+        """A value given as text (on the command line); "none" is None where None is allowed."""
+        if self.optional and text.strip().lower() == "none":
+            return None
+        return self.check(self._parse(text))
+
+    def _parse(self, text: str) -> Any:
+        return text
+
+    def label(self) -> str:
+        """How a control names the parameter: its name in words, with its unit."""
+        words = self.name.replace("_", " ")
+        return f"{words} ({self.unit})" if self.unit else words
+
+
+    def type_name(self) -> str:
+        return type(self).__name__.lower()
+
+
+@dataclass(frozen=True)
+class Integer(Param):
+    """A whole number from ``low`` to ``high`` (both included); ``slider`` is the panel's default span."""
+
+    low: int
+    high: int
+    _: KW_ONLY
+    slider: tuple[int, int] | None = None
+
+    def _check(self, value: Any) -> int:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise self.error(value, "is not a number")
+        if not isinstance(value, numbers.Integral):
+            whole = math.isfinite(value) and float(value).is_integer()
+            raise self.error(value, f"is not an integer{f'; pass {int(value)}' if whole else ''}")
+        if not self.low <= value <= self.high:
+            raise self.error(value, "is out of range")
+        return int(value)
+
+    def allowed(self) -> str:
+        return f"an integer from {self.low} to {self.high}"
+
+    def _parse(self, text: str) -> Any:
+        try:
+            return int(text)
+        except ValueError:
+            return _number(text)
+
+
+
+@dataclass(frozen=True)
+class Real(Param):
+    """A finite number from ``low`` to ``high``, each end included unless ``low_open`` / ``high_open``.
+
+    ``step`` is the panel slider's step and ``slider`` its default span (the range when not given).
+    """
+
+    low: float
+    high: float
+    _: KW_ONLY
+    low_open: bool = False
+    high_open: bool = False
+    step: float = 0.05
+    slider: tuple[float, float] | None = None
+
+    def _check(self, value: Any) -> float:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise self.error(value, "is not a number")
+        if not math.isfinite(value):
+            raise self.error(value, "is not a finite number")
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        if not (above and below):
+            raise self.error(value, "is out of range")
+        return float(value)
+
+    def allowed(self) -> str:
+        return f"a number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+
+    def _parse(self, text: str) -> Any:
+        return _number(text)
+
+
+
+@dataclass(frozen=True)
+class Flag(Param):
+    """True or False."""
+
+    def _check(self, value: Any) -> bool:
+        if not isinstance(value, bool | np.bool_):
+            raise self.error(value, "is not True or False")
+        return bool(value)
+
+    def allowed(self) -> str:
+        return "True or False"
+
+    def _parse(self, text: str) -> Any:
+        words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+        return words.get(text.strip().lower(), text)
+
+
+
+@dataclass(frozen=True)
+class Choice(Param):
+    """One of ``options``; ``labels`` gives friendlier names for panels and charts."""
+
+    options: tuple
+    _: KW_ONLY
+    labels: Mapping[Any, str] = field(default_factory=dict)
+
+    def _check(self, value: Any) -> Any:
+        if not any(_same(value, option) for option in self.options):
+            close = difflib.get_close_matches(str(value), [str(o) for o in self.options], n=1)
+            raise self.error(value, f"is not a choice{f'; did you mean {close[0]!r}?' if close else ''}")
+        return value
+
+    def allowed(self) -> str:
+        return "one of " + ", ".join(repr(option) for option in self.options)
+
+    def _parse(self, text: str) -> Any:
+        return next((option for option in self.options if str(option) == text), text)
+
+    def label_of(self, value: Any) -> str:
+        return self.labels.get(value, str(value))
+
+
+
+@dataclass(frozen=True)
+class Instance(Param):
+    """An object of one of ``types`` (an LLM client, a persona, a goal): set from Python, not from a panel."""
+
+    types: type | tuple[type, ...]
+
+    def _check(self, value: Any) -> Any:
+        if not isinstance(value, self.types):
+            raise self.error(value, f"is a {type(value).__name__}")
+        return value
+
+    def allowed(self) -> str:
+        types = self.types if isinstance(self.types, tuple) else (self.types,)
+        return "a " + " or a ".join(t.__name__ for t in types)
+
+    def type_name(self) -> str:
+        return "object"
+
+
+Relation = Callable[[dict[str, Any]], None]
+"""A check across parameters (``step_round`` within ``rounds``): raises a :class:`ParameterError` or returns None."""
+
+
+class Parameters:
+    """A model's declared parameters, in order, and the checks that relate them."""
+
+    def __init__(self, *params: Param, relations: Iterable[Relation] = ()):
+        names = [p.name for p in params]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"parameters declared twice: {', '.join(repeated)}")
+        self._params = {p.name: p for p in params}
+        self.relations = tuple(relations)
+        for param in params:
+            if not param.name.isidentifier() or param.name == "rng":
+                raise ValueError(f"{param.name!r} cannot name a parameter (an identifier other than rng)")
+            if param.check(param.default) != param.default:
+                raise ValueError(f"the default of {param.name} must be given in its normal form: {param.default!r}")
+        self.resolve({})  # the defaults satisfy the relations
+
+    def __iter__(self):
+        return iter(self._params.values())
+
+    def __getitem__(self, name: str) -> Param:
+        if name not in self._params:
+            raise ParameterError(self._unknown(name))
+        return self._params[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._params
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._params)
+
+    def defaults(self) -> dict[str, Any]:
+        return {name: param.default for name, param in self._params.items()}
+
+    def resolve(self, given: Mapping[str, Any], owner: str = "the model") -> dict[str, Any]:
+        """Every parameter's value: ``given`` (checked) where set, else the default. Raises :class:`ParameterError`
+        for an unknown name, a value out of its range, or values that contradict each other."""
+        unknown = [name for name in given if name not in self._params]
+        if unknown:
+            raise ParameterError(self._unknown(unknown[0], owner))
+        values = {name: param.check(given[name]) if name in given else param.default
+                  for name, param in self._params.items()}
+        for relation in self.relations:
+            relation(values)
+        return values
+
+    def _unknown(self, name: str, owner: str = "the model") -> str:
+        close = difflib.get_close_matches(name, self.names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{owner} has no parameter {name!r}{hint} Its parameters: {', '.join(self.names)}"
+
+    def signature(self) -> inspect.Signature:
+        """Keyword parameters with their defaults, then ``rng`` (Mesa's seed)."""
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        return inspect.Signature([inspect.Parameter(p.name, keyword, default=p.default) for p in self]
+                                 + [inspect.Parameter("rng", keyword, default=None)])
+
+    def table(self) -> pd.DataFrame:
+        """One row per parameter: name, type, allowed, default, unit, meaning."""
+        rows = [(p.name, p.type_name(), p.allowed() + (f", or None ({p.optional})" if p.optional else ""),
+                 repr(p.default), p.unit, p.doc) for p in self]
+        return pd.DataFrame(rows, columns=["name", "type", "allowed", "default", "unit", "meaning"])
+
+    def docstring(self) -> str:
+        """The parameters as a docstring section (appended to a model's own)."""
+        lines = ["Parameters (declared in ``parameters``; ``rng`` is the seed):", ""]
+        for p in self:
+            unit = f" [{p.unit}]" if p.unit else ""
+            lines.append(f"    {p.name}{unit}: {p.doc}; {p.allowed()}, default {p.default!r}"
+                         + (f"; None: {p.optional}" if p.optional else "") + ".")
+        return "\n".join(lines)
+
+    def check_grid(self, combinations: Iterable[Mapping[str, Any]], owner: str = "the model") -> None:
+        """Check every combination of a sweep grid (each value, and the relations) before anything runs."""
+        for combination in combinations:
+            try:
+                self.resolve(combination, owner)
+            except ParameterError as error:
+                raise ParameterError(f"grid combination {dict(combination)}: {error}") from None
+
+
+def _same(value: Any, option: Any) -> bool:
+    """Equal and of a compatible kind: True is not the choice 1, nor "1" the choice 1."""
+    if value is None or option is None:
+        return value is option
+    if isinstance(value, bool | np.bool_) != isinstance(option, bool):
+        return False
+    try:
+        return bool(value == option)
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(text: str) -> Any:
+    """``text`` as a float, or as itself when it is not a number (the check then says so)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text

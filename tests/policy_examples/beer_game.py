@@ -1,0 +1,48 @@
+"""The Beer Game's policies: Sterman's rule, base-stock, REP ordering, the rule synthesiser and the LLM calls 1-2."""
+
+from coordkit.rep.beer_game import stand_in
+from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
+from coordkit.rep.beer_game.model import BeerGame
+from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, RuleSynthesis
+from coordkit.rep.protocol import SynthesisRequest
+
+from . import PolicyExample
+
+RULES = GameRules(stages=4, rounds=20, order_delay=2, shipping_delay=2, holding_cost=0.5, backlog_cost=1.0)
+
+
+def views():
+    """Every stage's view in the first 8 rounds of a REP game (the demand step included)."""
+    game = BeerGame(protocol="rep_textual", rng=0)
+    seen = []
+    for _ in range(8):
+        game.step()
+        seen += [stage.view() for stage in game.chain]
+    return seen
+
+
+def situations():
+    theta = {"target_inventory": 17.0, "order_adjustment": 0.26}
+    return [REPSituation(view, theta, 4.0 + view.round % 3) for view in views()]
+
+
+def synthesis_requests():
+    game = BeerGame(protocol="rep_textual", rng=0).run()
+    texts = game.frame().query("round > 0").groupby("round")["message"].apply(list)
+    theta = {"target_inventory": 17.0, "order_adjustment": 0.26}
+    return [SynthesisRequest(theta, own, (("a", left), ("b", right))) for own, left, right in
+            (messages[1:4] for messages in texts)]
+
+
+EXAMPLES = [
+    PolicyExample("anchor_and_adjust", lambda rng, client: AnchorAndAdjust(), views),
+    PolicyExample("base_stock", lambda rng, client: BaseStock(), views),
+    PolicyExample("rep_ordering", lambda rng, client: REPOrdering(AnchorAndAdjust()), situations),
+    PolicyExample("rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),
+    PolicyExample("llm_a2a_player", lambda rng, client: a2a_policy(client, AnchorAndAdjust(), RULES), views,
+                  reply=stand_in.reply),
+    PolicyExample("llm_rep_player", lambda rng, client: rep_policy(client, REPOrdering(AnchorAndAdjust()), RULES),
+                  situations, reply=stand_in.reply),
+    PolicyExample("llm_synthesis", lambda rng, client: synthesis_policy(client, RuleSynthesis()), synthesis_requests,
+                  reply=stand_in.reply),
+]

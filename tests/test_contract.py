@@ -1,0 +1,207 @@
+"""The contract every present and future model family passes (CONTRIBUTING.md).
+
+Parametrised over the registries, so a new family is tested as soon as its ``experiments.py`` exists:
+
+- every family has the guide's files;
+- every figure computes at 1 and at 2 seeds, its comparison has exactly the columns metric, paper, kit, its chart
+  renders, its CSV is byte-identical across two processes, and, if it has LLM agents, it plays them through a
+  client;
+- every model refuses one bad value of each kind for every declared parameter with a clear error, is
+  deterministic, and has ``run``/``frame``/``summary``;
+- the papers' published numbers follow one schema and belong to registered figures.
+
+The policies' contract is in ``test_policy_contract.py``.
+"""
+
+import importlib
+import inspect
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import vl_convert
+
+from coordkit import figures, papers
+from coordkit.families import families
+from coordkit.figures import COMPARISON
+from coordkit.llm import ScriptedClient
+from coordkit.model import registered as registered_models
+from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Real
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE_FILES = ("model.py", "agents.py", "policies.py", "experiments.py", "charts.py")
+LLM_FILES = ("llm_policies.py", "stand_in.py")
+
+
+def _importable() -> tuple[list[str], dict[str, str]]:
+    """The families that import, and the error of each that does not (reported by its own test)."""
+    good, broken = [], {}
+    for family in families():
+        try:
+            importlib.import_module(f"{family}.experiments")
+            good.append(family)
+        except Exception as error:  # noqa: BLE001 — a broken family must fail its own test, not the collection
+            broken[family] = f"{type(error).__name__}: {error}"
+    return good, broken
+
+
+GOOD, BROKEN = _importable()
+FIGURES = {fid: f for fid, f in figures.registered().items() if f.compute.__module__.startswith(tuple(GOOD))}
+MODELS = registered_models()
+
+
+@pytest.mark.parametrize("family", families())
+def test_the_family_imports(family):
+    assert family not in BROKEN, BROKEN.get(family)
+
+
+@pytest.mark.parametrize("family", families())
+def test_the_family_has_the_guides_files(family):
+    folder = ROOT.joinpath(*family.split("."))
+    missing = [name for name in GUIDE_FILES if not (folder / name).exists()]
+    assert not missing, f"{family} lacks {missing} (CONTRIBUTING.md: the anatomy of a model family)"
+    has_llm = any(f.llm_agents for f in FIGURES.values() if f.compute.__module__.startswith(family))
+    if has_llm:
+        missing = [name for name in LLM_FILES if not (folder / name).exists()]
+        assert not missing, f"{family} has LLM agents but lacks {missing}"
+
+
+def test_there_are_ten_figures_or_more():
+    assert len(FIGURES) >= 10, sorted(FIGURES)
+
+
+# --- figures ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=sorted(FIGURES))
+def figure(request):
+    return FIGURES[request.param]
+
+
+@pytest.mark.parametrize("seeds", [1, 2])
+def test_a_figure_computes_compares_and_charts(figure, seeds):
+    data = figure.compute(seeds, 0)
+    assert isinstance(data, pd.DataFrame) and len(data) > 0
+    comparison = figure.compare(data)
+    assert list(comparison.columns) == COMPARISON
+    assert len(comparison) > 0 and comparison["metric"].map(bool).all()
+    svg = vl_convert.vegalite_to_svg(figure.chart(data).to_dict())
+    assert svg.startswith("<svg") and "NaN" not in svg
+
+
+def test_a_figure_without_llm_agents_refuses_a_client(figure):
+    if figure.llm_agents:
+        pytest.skip("this figure has LLM agents")
+    with pytest.raises(ValueError, match="no LLM agents"):
+        figure.compute(1, 0, llm=ScriptedClient(["C"], repeat=True))
+
+
+def test_a_figure_with_llm_agents_plays_them_through_the_client(figure):
+    if not figure.llm_agents:
+        pytest.skip("this figure has no LLM agents")
+    client = ScriptedClient(figure.stand_in or (lambda request: "no idea"))
+    data = figure.compute(1, 0, llm=client)
+    assert len(client.requests) > 0 and len(data) > 0
+    assert list(figure.compare(data).columns) == COMPARISON
+
+
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory):
+    """Every figure's CSV at 1 seed, written by two separate Python processes with different hash seeds."""
+    script = ("import importlib, sys; from coordkit import figures\n"
+              "for spec in sys.argv[2:]:\n"
+              "    module, figure_id = spec.split(':')\n"
+              "    importlib.import_module(module)\n"
+              "    figures.registered()[figure_id].compute(1, 0).to_csv(f'{sys.argv[1]}/{figure_id}.csv', index=False)\n")
+    specs = [f"{f.compute.__module__}:{f.id}" for f in FIGURES.values()]
+    outs = [tmp_path_factory.mktemp(f"process{k}") for k in (1, 2)]
+    runs = [subprocess.Popen([sys.executable, "-c", script, str(out), *specs], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(k)}) for k, out in enumerate(outs)]
+    for run in runs:
+        assert run.wait(timeout=600) == 0, run.stderr.read()
+    return outs
+
+
+def test_a_figures_csv_is_byte_identical_across_two_processes(figure, two_processes):
+    first, second = (out / f"{figure.id}.csv" for out in two_processes)
+    assert first.read_bytes() == second.read_bytes()
+
+
+# --- models -----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(params=sorted(MODELS))
+def model(request):
+    return MODELS[request.param]
+
+
+def bad_values(param) -> list:
+    """One bad value of each kind the parameter can be given wrongly."""
+    match param:
+        case Integer():
+            return [param.low - 1, param.high + 1, param.low + 0.5, str(param.default), True]
+        case Real():
+            return [math.nan, math.inf, param.low - 1, param.high + 1, "1", True]
+        case Flag():
+            return [1, "yes"]
+        case Choice():
+            return ["no such choice", 3.5]
+        case Instance():
+            return [object()]
+    raise AssertionError(f"no bad values known for {type(param).__name__}")
+
+
+def test_a_model_refuses_every_bad_value_with_a_clear_error(model):
+    for param in model.parameters:
+        for value in bad_values(param) + ([] if param.optional else [None] if not isinstance(param, Choice)
+                                           or None not in param.options else []):
+            with pytest.raises(ParameterError) as error:
+                model(**{param.name: value})
+            message = str(error.value)
+            assert param.name in message and repr(value) in message, message
+            assert "takes" in message or "has no parameter" in message, message
+
+
+def test_a_model_refuses_an_unknown_parameter(model):
+    with pytest.raises(ParameterError, match="has no parameter"):
+        model(no_such_parameter=1)
+
+
+def test_a_model_runs_and_gives_its_frame_and_summary(model):
+    played = model(rng=3)
+    assert played.run() is played
+    frame = played.frame()
+    step = frame.columns[0]
+    assert frame[step].iloc[0] == 0 and frame[step].iloc[-1] == played.steps, (step, played.steps)
+    assert frame[step].is_monotonic_increasing
+    summary = played.summary()
+    assert isinstance(summary, dict) and summary
+    assert all(np.isscalar(value) or value is None for value in summary.values()), summary
+    assert played.llm_calls == 0 and played.llm_fallbacks == 0
+
+
+def test_a_model_is_deterministic(model):
+    first, second = (model(rng=11).run() for _ in range(2))
+    pd.testing.assert_frame_equal(first.frame(), second.frame())
+    assert json.dumps(first.summary(), default=str) == json.dumps(second.summary(), default=str)
+
+
+def test_a_models_signature_and_docstring_come_from_its_declaration(model):
+    signature = inspect.signature(model)
+    assert list(signature.parameters) == [*model.parameters.names, "rng"]
+    assert all(model.parameters[p].doc for p in model.parameters.names)
+    assert "Parameters (declared" in model.__doc__
+
+
+# --- the papers' numbers ----------------------------------------------------------------------------------------
+
+def test_the_papers_numbers_follow_one_schema_and_belong_to_figures():
+    table = papers.published()
+    assert set(table["figure"]) <= set(figures.registered()), sorted(set(table["figure"]) - set(FIGURES))
+    assert (table["source"].str.len() > 0).all() and (table["metric"].str.len() > 0).all()
+    keys = table[["figure", "metric", "condition"]]
+    assert not keys.duplicated().any(), keys[keys.duplicated()]
