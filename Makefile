@@ -1,4 +1,4 @@
-# coordkit: `make lab` opens the notebooks, `make test` runs every test and notebook.
+# coordkit: `make lab` opens the notebooks, `make test` runs ruff (lint and format), every test and notebook.
 # Both create .venv (Python >= 3.12, found by tools/find-python; override with PYTHON=...) when needed.
 
 VENV      := .venv
@@ -16,6 +16,8 @@ lab: $(MARKER)
 	$(VENV)/bin/jupyter lab $(START) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(MARKER)
+	$(VPY) -m ruff check .
+	$(VPY) -m ruff format --check .
 	$(VPY) -m pytest tests notebooks --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg $(TEST_ARGS)
 
 venv: $(MARKER)

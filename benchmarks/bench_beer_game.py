@@ -11,9 +11,8 @@ from timing import median_ms
 
 from coordkit import viz
 from coordkit.rep.beer_game import charts
-from coordkit.rep.beer_game.experiments import play
-from coordkit.rep.beer_game.model import PROTOCOLS, rounds_frame
-from coordkit.ui import Choice, ExperimentPanel, Slider
+from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
+from coordkit.ui import model_panel
 
 REPEATS = 30
 
@@ -21,15 +20,12 @@ REPEATS = 30
 def main() -> None:
     print("One default game (20 rounds, 4 stages), median of", REPEATS, "runs — target < 50 ms")
     for protocol in PROTOCOLS:
-        print(f"  {protocol:<14} {median_ms(lambda k: play(protocol, seed=0), REPEATS):6.1f} ms")
+        print(f"  {protocol:<14} {median_ms(lambda k: BeerGame(protocol=protocol, rng=0).run(), REPEATS):6.1f} ms")
 
     viz.setup()
-    panel = ExperimentPanel(
-        lambda protocol, seed: play(protocol, seed=seed),
-        [Choice("protocol", list(PROTOCOLS)), Slider("seed", 0, 1000)],
-        chart=lambda game: charts.game_view(rounds_frame(game), game.step_round),
-        debounce=0,
-    )
+    panel = model_panel(BeerGame, ["protocol"], chart=lambda game: charts.game_view(game.frame(), game.step_round),
+                        seeds=(0, 10_000))
+    panel.debounce = 0
     seeds = iter(range(1, 10_000))
 
     def change_control(k: int) -> None:

@@ -21,7 +21,7 @@ from coordkit.llm import LLMRequest, MeteredClient, RecordingClient, aio
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import FakeLLMServer
 from coordkit.rep.beer_game import stand_in
-from coordkit.rep.beer_game.experiments import play
+from coordkit.rep.beer_game.model import BeerGame
 
 os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-benchmark-not-a-real-key")
 CALLS, LATENCY_S, CONCURRENCY = 200, 0.2, 64
@@ -74,8 +74,8 @@ def overhead() -> None:
 def beer_game() -> None:
     with FakeLLMServer(lambda r: stand_in.reply(LLMRequest(r.system, r.messages)), latency_s=LATENCY_S) as server:
         client = AnthropicClient(base_url=server.url)
-        one_at_a_time = timed(lambda: play("a2a", seed=0, stages=8, llm=client, max_concurrency=1))
-        round_at_once = timed(lambda: play("a2a", seed=0, stages=8, llm=client, max_concurrency=16))
+        one_at_a_time = timed(lambda: BeerGame(protocol="a2a", stages=8, llm=client, max_concurrency=1, rng=0).run())
+        round_at_once = timed(lambda: BeerGame(protocol="a2a", stages=8, llm=client, max_concurrency=16, rng=0).run())
     print(f"A2A Beer Game, 8 LLM players x 20 rounds = 160 calls at {LATENCY_S * 1000:.0f} ms:")
     print(f"  one call at a time: {one_at_a_time:6.2f} s;  a round at once: {round_at_once:6.2f} s")
 

@@ -60,7 +60,7 @@ def run_model(name: str, argv: list[str]) -> int:
         return 2
     model = known[name]
     args = _model_parser(name, model).parse_args(argv)
-    given = {p.name: getattr(args, p.name) for p in model.parameters if getattr(args, p.name) is not None}
+    given = {name: text for name, text in vars(args).items() if name in model.parameters and text is not None}
     try:
         values = {n: model.parameters[n].parse(text) for n, text in given.items()}
         played = model(**values, rng=args.seed).run()

@@ -23,6 +23,7 @@ from collections import Counter
 from typing import Any, ClassVar, Self
 
 import mesa
+import numpy as np
 import pandas as pd
 
 from coordkit.families import import_families
@@ -52,7 +53,7 @@ class Model(mesa.Model):
 
     def __init__(self, *, rng=None, **params):
         values = type(self).parameters.resolve(params, owner=type(self).__name__)
-        super().__init__(rng=rng)
+        super().__init__(rng=int(rng) if isinstance(rng, np.integer) else rng)  # Mesa seeds random.Random with it
         for name, value in values.items():
             setattr(self, name, value)
 

@@ -224,8 +224,10 @@ class Parameters:
         for param in params:
             if not param.name.isidentifier() or param.name == "rng":
                 raise ValueError(f"{param.name!r} cannot name a parameter (an identifier other than rng)")
-            if param.check(param.default) != param.default:
-                raise ValueError(f"the default of {param.name} must be given in its normal form: {param.default!r}")
+            normal = param.check(param.default)
+            if normal != param.default or type(normal) is not type(param.default):
+                raise ValueError(f"the default of {param.name} must be given in its normal form: {normal!r}, "
+                                 f"not {param.default!r}")
         self.resolve({})  # the defaults satisfy the relations
 
     def __iter__(self):

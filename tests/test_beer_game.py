@@ -5,21 +5,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coordkit.parameters import ParameterError
 from coordkit.rep.beer_game import metrics
-from coordkit.rep.beer_game.experiments import game_summary, play
-from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame, rounds_frame
+from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
+from coordkit.sweep import sweep
+
+
+def play(protocol: str = "rep_textual", seed: int = 0, **params) -> BeerGame:
+    return BeerGame(protocol=protocol, rng=seed, **params).run()
 
 
 def test_steady_state_costs_match_a_hand_computation():
     # 2 stages at equilibrium, demand 4 forever: each stage holds 12 cases -> $6 a round; 2 rounds -> $24.
     game = play("base_stock", stages=2, rounds=2, step_round=1, step_size=0, player_spread=0)
-    assert rounds_frame(game)["cost"].sum() == 24.0
+    assert game.frame()["cost"].sum() == 24.0
 
 
 def test_a_demand_step_costs_match_a_hand_computation():
     # Round 1, demand 8. Retailer: 12 + 4 arriving - 8 shipped = 8 held -> $4.
     # Factory: 12 + 4 brewed arriving - 4 ordered by the retailer 2 rounds ago = 12 held -> $6.
-    rounds = rounds_frame(play("a2a", stages=2, rounds=1, step_round=1, step_size=4))
+    rounds = play("a2a", stages=2, rounds=1, step_round=1, step_size=4).frame()
     costs = rounds[rounds["round"] == 1].set_index("stage")["cost"]
     assert costs.to_dict() == {"retailer": 4.0, "factory": 6.0}
 
@@ -58,31 +63,40 @@ def assert_supply_lines_are_what_is_owed(game: BeerGame) -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_same_parameters_and_seed_give_the_same_game(protocol):
-    first, second = (rounds_frame(play(protocol, seed=7, demand_noise=1.0)) for _ in range(2))
+    first, second = (play(protocol, seed=7, demand_noise=1.0).frame() for _ in range(2))
     pd.testing.assert_frame_equal(first, second)
 
 
 def test_different_seeds_give_different_players():
-    first, second = (rounds_frame(play("a2a", seed=s)) for s in (1, 2))
+    first, second = (play("a2a", seed=s).frame() for s in (1, 2))
     assert not first["order"].equals(second["order"])
 
 
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"stages": 1}, "2 to 8 stages"),
-        ({"stages": 9}, "2 to 8 stages"),
+        ({"stages": 1}, "stages=1 is out of range: stages takes an integer from 2 to 8"),
+        ({"stages": 9}, "an integer from 2 to 8"),
         ({"order_delay": -1}, "order_delay=-1"),
         ({"shipping_delay": 0}, "shipping_delay=0"),
-        ({"step_round": 25}, "outside the horizon"),
-        ({"protocol": "rep"}, "a2a, rep_numerical, rep_textual, base_stock"),
-        ({"holding_cost": -0.5}, "must not be negative"),
-        ({"player_spread": 1.5}, "player_spread"),
-        ({"consensus": "mean"}, "median_coordinate"),
+        ({"step_round": 25}, "after the last round"),
+        ({"protocol": "rep"}, "'a2a', 'rep_numerical', 'rep_textual', 'base_stock'"),
+        ({"holding_cost": -0.5}, r"holding_cost=-0.5 is out of range: holding_cost takes a number in \[0, 100\]"),
+        ({"holding_cost": float("nan")}, "holding_cost=nan is not a finite number"),
+        ({"rounds": float("inf")}, "rounds=inf is not an integer"),
+        ({"rounds": 20.5}, "rounds=20.5 is not an integer"),
+        ({"rounds": 20.0}, "rounds=20.0 is not an integer; pass 20"),
+        ({"order_delay": 10**9}, "order_delay=1000000000 is out of range"),
+        ({"stages": "4"}, "stages='4' is not a number"),
+        ({"player_spread": 1.5}, r"player_spread takes a number in \[0, 1\)"),
+        ({"player_spread": 1.0}, "player_spread=1.0 is out of range"),
+        ({"consensus": "mean"}, "'median_coordinate'"),
+        ({"base_demand": 2, "step_size": -3}, "step_size=-3 would make customer demand negative"),
+        ({"stage": 4}, "BeerGame has no parameter 'stage'; did you mean 'stages'?"),
     ],
 )
-def test_bad_parameters_raise_clear_errors(params, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_parameters_raise_clear_errors_before_any_work(params, message):
+    with pytest.raises(ParameterError, match=message):
         BeerGame(**params)
 
 
@@ -110,8 +124,7 @@ def test_median_consensus_aligns_every_players_coordination_variables():
 
 def test_rep_beats_a2a_on_cost_and_bullwhip_over_20_seeds():
     """The paper's Insight 1, in direction, for the rule-based populations with default parameters."""
-    games = pd.DataFrame([{"protocol": p, **game_summary(p, seed)} for p in ("a2a", "rep_numerical", "rep_textual")
-                          for seed in range(20)])
+    games = sweep(BeerGame, {"protocol": ["a2a", "rep_numerical", "rep_textual"]}, seeds=range(20), progress=False)
     mean = games.groupby("protocol")[["total_cost", "bullwhip_ratio"]].mean()
     for rep in ("rep_numerical", "rep_textual"):
         assert mean.loc[rep, "total_cost"] < mean.loc["a2a", "total_cost"]

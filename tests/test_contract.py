@@ -53,7 +53,7 @@ def _importable() -> tuple[list[str], dict[str, str]]:
 
 GOOD, BROKEN = _importable()
 FIGURES = {fid: f for fid, f in figures.registered().items() if f.compute.__module__.startswith(tuple(GOOD))}
-MODELS = registered_models()
+MODELS = {name: m for name, m in registered_models().items() if m.__module__.startswith("coordkit.")}
 
 
 @pytest.mark.parametrize("family", families())

@@ -8,13 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from coordkit.llm import LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
+from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import Fault, FakeLLMServer
 from coordkit.llm.session import open_llm
 from coordkit.rep.beer_game import stand_in
-from coordkit.rep.beer_game.experiments import play
-from coordkit.rep.beer_game.model import rounds_frame
+from coordkit.rep.beer_game.model import BeerGame
 
 KEY = "sk-ant-test-DO-NOT-LEAK-0123456789abcdef"
 ASK = LLMRequest.user("You order beer.", "How many cases?")
@@ -24,6 +23,10 @@ ASK = LLMRequest.user("You order beer.", "How many cases?")
 def fake_key(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.delenv("COORDKIT_MODEL", raising=False)
+
+
+def play(protocol, seed, **params):
+    return BeerGame(protocol=protocol, rng=seed, **params).run()
 
 
 def beer_reply(request) -> str:
@@ -98,7 +101,7 @@ def test_a_game_through_the_sdk_survives_every_kind_of_fault():
     kinds = ["rate_limit", "server_error", "malformed", "empty", None, None]
     with FakeLLMServer(beer_reply, faults=lambda i, r: Fault(kinds[i % 6], retry_after_ms=1) if kinds[i % 6] else None) as server:
         game = play("rep_textual", seed=2, rounds=8, llm=claude(server, max_retries=0))
-    assert len(rounds_frame(game).query("round > 0")) == 8 * 4
+    assert len(game.frame().query("round > 0")) == 8 * 4
     assert game.llm_fallbacks > 0 and game.llm_calls == len(server.requests)
 
 
@@ -114,10 +117,11 @@ def test_a_round_of_calls_runs_concurrently_within_its_bound():
 def test_the_budget_stops_a_game_before_it_is_exceeded():
     with FakeLLMServer(beer_reply) as server:
         client = MeteredClient(claude(server, model="claude-haiku-4-5"), budget_usd=0.05)
-        game = play("rep_textual", seed=0, llm=client)
-    assert game.stopped.startswith("stopped after round") and "budget" in game.stopped
+        game = BeerGame(protocol="rep_textual", rng=0, llm=client)
+        with pytest.raises(BudgetExceeded, match="budget"):
+            game.run()
     assert client.ledger.spent_usd <= 0.05
-    played = rounds_frame(game)["round"].max()
+    played = game.frame()["round"].max()
     assert 0 < played < 20 and client.ledger.calls == len(server.requests)
 
 
@@ -128,7 +132,7 @@ def test_a_replayed_game_reproduces_the_recorded_results_exactly(tmp_path):
         recorded = play("rep_textual", seed=4, llm=RecordingClient(claude(server, max_retries=0), path))
     replay = MeteredClient(ReplayClient(path))
     replayed = play("rep_textual", seed=4, llm=replay)
-    pd.testing.assert_frame_equal(rounds_frame(recorded), rounds_frame(replayed))
+    pd.testing.assert_frame_equal(recorded.frame(), replayed.frame())
     assert (replayed.llm_calls, replayed.llm_fallbacks) == (recorded.llm_calls, recorded.llm_fallbacks) != (0, 0)
     assert replay.ledger.spent_usd == 0
 
@@ -159,7 +163,7 @@ def test_open_llm_goes_live_with_a_key_records_and_keeps_the_ledger(tmp_path, mo
     with FakeLLMServer(beer_reply) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # the SDK's own variable: here, the fake server
         session = open_llm("rep-beer-fig1", budget_usd=0.50, model="claude-haiku-4-5", record_to=tmp_path / "live.jsonl")
-        game = session.run(play, "a2a", seed=0, rounds=5)
+        game = session.run(lambda llm: BeerGame(protocol="a2a", rounds=5, llm=llm, rng=0).run())
     assert session.mode == "live" and "budget $0.50" in session.notice
     assert game.llm_calls == 20 and session.summary().iloc[0]["calls"] == 20
     assert 0 < session.ledger.spent_usd <= 0.50

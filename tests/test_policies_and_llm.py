@@ -10,13 +10,18 @@ from hypothesis import strategies as st
 
 from coordkit.llm import LLMError, LLMRequest, ScriptedClient
 from coordkit.llm.parsing import json_object, labelled_number, labelled_text
-from coordkit.policies import LLMPolicy, ReplyParseError, RulePolicy
+from coordkit.llm.parsing import ReplyParseError
+from coordkit.policies import Classifier, LLMPolicy, Policy
 from coordkit.rep.beer_game import stand_in
-from coordkit.rep.beer_game.experiments import play
-from coordkit.rep.beer_game.llm_players import MAX_ORDER, parse_order
-from coordkit.rep.beer_game.model import rounds_frame
-from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET
-from coordkit.rep.beer_game.synthesis import RuleSynthesis, llm_synthesis, parse_synthesis, synthesis_request
+from coordkit.rep.beer_game.model import BeerGame
+from coordkit.rep.beer_game.llm_policies import (
+    MAX_ORDER,
+    parse_order,
+    parse_synthesis,
+    synthesis_policy,
+    synthesis_request,
+)
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
 
 REQUEST = SynthesisRequest(
@@ -30,9 +35,21 @@ REQUEST = SynthesisRequest(
 )
 
 
+class Negate(Policy):
+    name = "negate"
+    classifier = Classifier()
+
+    def decide(self, x):
+        return -x
+
+
+def play(protocol, seed, **params):
+    return BeerGame(protocol=protocol, rng=seed, **params).run()
+
+
 def doubling_policy(client):
     return LLMPolicy(client, lambda x: LLMRequest.user("sys", f"double {x}"),
-                     lambda text, x: labelled_number(text, "DECISION"), RulePolicy(lambda x: -x, "negate"))
+                     lambda text, x: labelled_number(text, "DECISION"), Negate())
 
 
 def test_an_llm_decision_is_parsed_from_the_reply():
@@ -70,7 +87,7 @@ def test_rule_synthesis_leaves_theta_alone_without_the_templated_phrases():
 
 def test_llm_synthesis_prompt_carries_the_sensitivities_and_its_json_reply_sets_theta():
     client = ScriptedClient(['```json\n{"TARGET_INVENTORY": 20, "ORDER_ADJUSTMENT_FACTOR": 0.2}\n```'])
-    policy = llm_synthesis(client)
+    policy = synthesis_policy(client, RuleSynthesis())
     assert policy.decide(REQUEST) == {TARGET: 20.0, ADJUSTMENT: 0.2}
     request = client.requests[0]
     assert "NEIGHBOR SENSITIVITIES" in request.messages[0][1] and "look temporary" in request.messages[0][1]
@@ -80,7 +97,7 @@ def test_llm_synthesis_prompt_carries_the_sensitivities_and_its_json_reply_sets_
 @pytest.mark.parametrize("reply", ['{"TARGET_INVENTORY": "lots"}', "no json", '{"TARGET_INVENTORY": NaN, '
                                    '"ORDER_ADJUSTMENT_FACTOR": 1}', "[1, 2]"])
 def test_llm_synthesis_falls_back_to_the_rules_on_bad_json(reply):
-    policy = llm_synthesis(ScriptedClient([reply]))
+    policy = synthesis_policy(ScriptedClient([reply]), RuleSynthesis())
     assert policy.decide(REQUEST) == RuleSynthesis().decide(REQUEST)
     assert policy.fallback_count == 1
 
@@ -89,7 +106,7 @@ def test_a_beer_game_with_a_failing_llm_runs_on_its_fallback_and_reports_it():
     client = ScriptedClient(["not json"], repeat=True)
     with_llm = play("rep_textual", seed=3, llm=client)
     without = play("rep_textual", seed=3)
-    pd.testing.assert_frame_equal(rounds_frame(with_llm), rounds_frame(without))
+    pd.testing.assert_frame_equal(with_llm.frame(), without.frame())
     assert with_llm.llm_fallbacks == with_llm.llm_calls == len(client.requests) > 0
 
 
@@ -101,7 +118,7 @@ def test_a_beer_game_follows_the_llms_coordination_variables():
 
     game = play("rep_textual", seed=3, rounds=6, llm=ScriptedClient(answer))
     assert game.llm_fallbacks == 0 and game.llm_calls == 4 * 6 + 4 * 5
-    assert set(rounds_frame(game).query("round > 0")["order"]) == {5}
+    assert set(game.frame().query("round > 0")["order"]) == {5}
     assert all(s.client.theta == {TARGET: 30.0, ADJUSTMENT: 0.5} for s in game.chain)
     assert synthesis_request(REQUEST).purpose == "rep.beer_game.aggregate"
 
@@ -154,7 +171,7 @@ def test_base_stock_players_never_ask_an_llm():
 def test_player_replies_without_a_usable_order_or_message_fall_back(reply):
     game = play("rep_numerical", seed=3, rounds=4, step_round=2, llm=ScriptedClient([reply], repeat=True))
     rules = play("rep_numerical", seed=3, rounds=4, step_round=2)
-    pd.testing.assert_frame_equal(rounds_frame(game), rounds_frame(rules))
+    pd.testing.assert_frame_equal(game.frame(), rules.frame())
     assert game.llm_fallbacks == game.llm_calls == 16
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from coordkit.policies import RulePolicy
+from coordkit.policies import Classifier, Policy
 from coordkit.rep.protocol import (
     InProcessTransport,
     MedianConsensus,
@@ -27,6 +27,15 @@ class Proposer:
 
     def decide(self, theta, neighbour_messages):
         return theta["x"], Sensitivity({"propose:x": self.proposal}, f"I propose {self.proposal}")
+
+
+class CountNeighbours(Policy):
+    """A synthesiser proposing x = the number of neighbour texts it read."""
+
+    classifier = Classifier()
+
+    def decide(self, request):
+        return {"x": float(len(request.neighbour_texts))}
 
 
 def ring(n, transport, **options):
@@ -72,8 +81,7 @@ def test_numerical_updater_clips_to_bounds_and_ignores_unknown_variables():
 
 
 def test_textual_updater_moves_theta_towards_the_synthesised_proposal():
-    synthesiser = RulePolicy(lambda request: {"x": float(len(request.neighbour_texts))}, name="count")
-    updater = TextualGradUpdater(synthesiser, eta=0.5)
+    updater = TextualGradUpdater(CountNeighbours(), eta=0.5)
     neighbours = [Message(j, 0, 0, Sensitivity({}, "text")) for j in range(4)]
     assert updater.update({"x": 0.0}, neighbours, own=None) == {"x": 2.0}
 
@@ -115,7 +123,7 @@ def test_step_sizes_are_checked():
     with pytest.raises(ValueError, match="eta"):
         NumericalGradUpdater(eta=0)
     with pytest.raises(ValueError, match="eta"):
-        TextualGradUpdater(RulePolicy(dict), eta=2)
+        TextualGradUpdater(CountNeighbours(), eta=2)
 
 
 class Talker:

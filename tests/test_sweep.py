@@ -2,8 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import coin_run, seed_echo_run, walk_run
+from sweep_targets import Walk, coin_run, seed_echo_run, walk_run
 
+from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
 from coordkit.sweep import ProcessEngine, SerialEngine, sweep
 
@@ -145,3 +146,37 @@ def test_run_must_return_a_dataframe_or_mapping():
 def test_numpy_arrays_are_accepted_as_grid_values():
     result = sweep(coin_run, {"p": np.linspace(0, 1, 3), "flips": range(1, 3)}, progress=False)
     assert result[["p", "flips"]].values.tolist() == [[p, f] for p in [0, 0.5, 1] for f in [1, 2]]
+
+
+def test_a_model_class_sweeps_into_one_summary_row_per_run():
+    result = sweep(Walk, {"scale": [0.0, 2.0]}, seeds=3, progress=False)
+    assert list(result.columns) == ["scale", "seed", "final"] and len(result) == 6
+    assert (result.query("scale == 0")["final"] == 0).all()
+    again = sweep(Walk, {"scale": [0.0, 2.0]}, seeds=3, progress=False)
+    pd.testing.assert_frame_equal(result, again)
+    assert result["final"].iloc[3] == Walk(scale=2.0, rng=result["seed"].iloc[3]).run().summary()["final"]
+
+
+def test_a_model_class_sweeps_into_its_frames_with_fixed_parameters_unlabelled():
+    result = sweep(Walk, {"scale": [1.0]}, seeds=2, fixed={"length": 4}, frame=True, progress=False)
+    assert list(result.columns) == ["scale", "seed", "step", "position"] and len(result) == 2 * 5
+
+
+def test_a_model_grid_is_checked_before_anything_runs():
+    with pytest.raises(ParameterError, match=r"grid combination \{'scale': 20.0\}: scale=20.0 is out of range"):
+        sweep(Walk, {"scale": [1.0, 20.0]}, seeds=1000, progress=False)
+    with pytest.raises(ParameterError, match="Walk has no parameter 'scales'; did you mean 'scale'"):
+        sweep(Walk, {"scales": [1.0]}, progress=False)
+    with pytest.raises(ParameterError, match="length=0 is out of range"):
+        sweep(Walk, {"scale": [1.0]}, fixed={"length": 0}, progress=False)
+
+
+def test_frames_come_from_models_only():
+    with pytest.raises(ValueError, match="frame=True collects a model's frame"):
+        sweep(coin_run, {"p": [0.5], "flips": [2]}, frame=True, progress=False)
+
+
+def test_a_model_class_sweeps_in_worker_processes_too():
+    serial = sweep(Walk, {"scale": [1.0, 2.0]}, seeds=2, progress=False)
+    parallel = sweep(Walk, {"scale": [1.0, 2.0]}, seeds=2, engine="processes", workers=2, progress=False)
+    pd.testing.assert_frame_equal(serial, parallel)

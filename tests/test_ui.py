@@ -6,7 +6,8 @@ import ipywidgets as widgets
 import pandas as pd
 import pytest
 
-from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle
+from coordkit import parameters
+from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, controls, model_panel
 
 
 class Recorder:
@@ -196,3 +197,44 @@ def test_slider_kind_follows_its_numbers():
     assert Slider("n", 1, 5).is_int
     assert not Slider("p", 0, 1, 0.1).is_int
     assert not Slider("p", 0, 10, default=2.5).is_int
+
+
+def test_controls_come_from_a_models_declaration_with_overrides():
+    from sweep_targets import Walk
+
+    length, scale = controls(Walk, ["length", "scale"], scale={"label": "step size σ", "high": 5.0, "step": 0.5})
+    assert (length.low, length.high, length.step, length.start, length.label) == (1, 100, 1, 3, "length")
+    assert (scale.low, scale.high, scale.step, scale.start, scale.label) == (0, 5.0, 0.5, 1.0, "step size σ")
+    assert not length.widget().continuous_update and isinstance(scale.widget(), widgets.FloatSlider)
+
+
+def test_choices_and_flags_get_their_declared_labels():
+    declared = parameters.Parameters(
+        parameters.Choice("protocol", "a2a", ("a2a", "rep"), labels={"a2a": "A2A"}, doc="how"),
+        parameters.Flag("decay", True, doc="decay on"),
+        parameters.Real("delay", 2.0, 0, 600, slider=(0, 30), step=1.0, unit="s", doc="delay"),
+    )
+    protocol, decay, delay = controls(declared, ["protocol", "decay", "delay"])
+    assert protocol.pairs == (("A2A", "a2a"), ("rep", "rep")) and protocol.start == "a2a"
+    assert decay.default is True and (delay.low, delay.high, delay.label) == (0, 30, "delay (s)")
+
+
+def test_objects_have_no_control_and_overrides_must_name_a_control():
+    declared = parameters.Parameters(parameters.Instance("llm", None, object, optional="none", doc="client"),
+                                     parameters.Flag("decay", True, doc="decay on"))
+    with pytest.raises(parameters.ParameterError, match="a panel has no control for it"):
+        controls(declared, ["llm"])
+    with pytest.raises(parameters.ParameterError, match=r"overrides for \['llm'\]"):
+        controls(declared, ["decay"], llm={"label": "x"})
+
+
+def test_a_model_panel_plays_the_model_with_the_controls_and_the_seed():
+    from sweep_targets import Walk
+
+    shown = []
+    panel = model_panel(Walk, ["scale"], chart=lambda walk: shown.append(walk) or pd.DataFrame(walk.path),
+                        fixed={"length": 5}, seeds=(0, 9))
+    assert panel.values == {"scale": 1.0, "seed": 0}
+    panel.controls["seed"].value = 4
+    first, last = shown
+    assert (first.length, last.path) == (5, Walk(length=5, rng=4).run().path)
