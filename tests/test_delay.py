@@ -1,18 +1,26 @@
 """The continuous prisoner's dilemma with communication delay: timing, payoffs, policies, fast path, the U-shape."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
+import vl_convert
 
-from coordkit.delay import fast, metrics, stand_in
-from coordkit.delay.experiments import compare_figure3, figure3, figure4, trial, u_shape
-from coordkit.delay.game import C, D, UNKNOWN, Payoffs, Timing
-from coordkit.delay.llm_player import parse_action
-from coordkit.delay.model import DelayedDilemma, ticks_frame
-from coordkit.delay.policies import Persona
+from coordkit.delay import DelayedDilemma, charts, fast, metrics, stand_in
+from coordkit.delay.experiments import compare_figure3, compare_figure4, figure3, figure4, u_shape
+from coordkit.delay.game import UNKNOWN, C, D, Payoffs, Timing
+from coordkit.delay.llm_policies import parse_action
+from coordkit.delay.policies import Change, Persona
 from coordkit.llm import ScriptedClient
-from coordkit.policies import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError
+from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
+from coordkit.sweep import sweep
+
+
+def play(seed: int = 0, **params) -> DelayedDilemma:
+    return DelayedDilemma(rng=seed, **params).run()
 
 
 @pytest.mark.parametrize("a, b, expected", [
@@ -24,43 +32,71 @@ from coordkit.seeds import derive_seeds
     ("always_defect", "always_defect", (60, 60)),
 ])
 def test_without_delay_classic_pairs_earn_the_discrete_repeated_game_payoffs(a, b, expected):
-    model = trial(policy_a=a, policy_b=b)
+    model = play(policy_a=a, policy_b=b)
     assert (model.players[0].payoff, model.players[1].payoff) == expected
-    assert model.timing.total_ticks == 60
+    assert (model.summary()["payoff_a"], model.summary()["payoff_b"]) == expected
+    assert model.timing.total_ticks == model.steps == 60
+
+
+def test_row_0_of_the_frame_is_the_initial_state_then_one_row_per_tick():
+    model = play(delay_a=2, tick_s=0.5, duration_s=10)
+    frame = model.frame()
+    assert list(frame.iloc[0]) == [0, 0.0, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, 0.0, 0.0]
+    assert list(frame["tick"]) == list(range(model.steps + 1)) and model.steps == 20 + 4
+    assert list(frame["time_s"]) == [0.5 * tick for tick in frame["tick"]]  # the clock at the end of the tick
+    assert (frame["choice_a"].iloc[1:] != UNKNOWN).all()  # every tick after row 0 has a choice
+    assert metrics.effective_codes(frame).shape == (2, 1, model.steps)  # the ticks, without the initial state
 
 
 def test_a_change_takes_effect_exactly_its_delay_later():
-    ticks = ticks_frame(trial(delay_a=3, delay_b=5, policy_a="always_defect", policy_b="tit_for_tat"))
-    assert list(ticks["effective_a"][:4]) == [UNKNOWN] * 3 + [D]  # A's first choice arrives at tick 3
-    # B sees A's defection after tick 3, so chooses D at tick 4; it takes effect 5 ticks later, at tick 9
-    assert ticks["choice_b"][3] == C and ticks["choice_b"][4] == D
-    assert ticks["effective_b"][8] == C and ticks["effective_b"][9] == D
-    assert len(ticks) == 60 + 5  # effective play plus the longer delay
+    ticks = play(delay_a=3, delay_b=5, policy_a="always_defect", policy_b="tit_for_tat").frame().set_index("tick")
+    assert list(ticks["effective_a"].loc[1:4]) == [UNKNOWN] * 3 + [D]  # A's first choice (tick 1) arrives at tick 4
+    # B sees A's defection after tick 4, so chooses D at tick 5; it takes effect 5 ticks later, at tick 10
+    assert ticks.loc[4, "choice_b"] == C and ticks.loc[5, "choice_b"] == D
+    assert ticks.loc[9, "effective_b"] == C and ticks.loc[10, "effective_b"] == D
+    assert ticks.index[-1] == 60 + 5  # effective play plus the longer delay
+
+
+def test_players_see_the_server_of_the_tick_before_at_its_end_time():
+    client = ScriptedClient(stand_in.reply)
+    model = play(delay_a=2, policy_a="llm", policy_b="always_defect", llm=client)
+    prompts = [request.messages[-1][1] for request in client.requests]
+    assert "server time 0 s" in prompts[0] and "server time 3 s" in prompts[3]  # tick t observes (t − 1)·Δt
+    assert "Player B unknown" in prompts[2] and "Player B D" in prompts[3]  # B's tick-1 choice is in effect at 3
+    # both first choices became effective at tick 3, which starts at 2 s
+    assert model.changes[:2] == [Change(2.0, "A", C), Change(2.0, "B", D)]
 
 
 def test_payoffs_accrue_on_effective_actions_and_add_up():
-    model = trial(seed=7, delay_a=4, delay_b=9, p=0.8, alpha=0.2)
-    ticks = ticks_frame(model)
+    model = play(seed=7, delay_a=4, delay_b=9, p=0.8, alpha=0.2)
+    ticks = model.frame()
     per_tick = [Payoffs().of(a, b) for a, b in zip(ticks["effective_a"], ticks["effective_b"])]
     assert sum(per_tick) == model.players[0].payoff == ticks["payoff_a"].iloc[-1]
     totals = metrics.payoff_totals(metrics.effective_codes(ticks)).iloc[0]
     assert (totals["payoff_a"], totals["payoff_b"]) == (model.players[0].payoff, model.players[1].payoff)
-    assert all(ticks.loc[ticks["outcome"] == UNKNOWN, "tick"] < 9)
+    assert all(ticks.loc[ticks["outcome"] == UNKNOWN, "tick"] <= 9)
+
+
+def test_the_summary_counts_the_models_own_payoffs():
+    payoffs = Payoffs(temptation=10, reward=6, punishment=2, sucker=-1)
+    model = play(policy_a="tit_for_tat", policy_b="always_defect", payoffs=payoffs)
+    assert (model.summary()["payoff_a"], model.summary()["payoff_b"]) == (-1 + 59 * 2, 10 + 59 * 2)
 
 
 def test_players_remember_only_the_change_points_within_their_horizon():
     model = DelayedDilemma(delay_a=2, p=0.5, alpha=0.3, memory_s=5, rng=3)
     for _ in range(40):
         model.step()
-    seen = model.players[0].observe(model.players[1])
+    seen = model.players[0].observe(model.players[1])  # before its next choice, at tick 41
+    assert seen.tick == 41 and seen.time_s == 40.0
     assert seen.history and all(change.time_s > seen.time_s - 5 for change in seen.history)
     assert len(model.changes) > len(seen.history)
 
 
 def test_same_seed_same_trial_and_different_seeds_differ():
-    one, again = (ticks_frame(trial(seed=11, delay_a=5)) for _ in range(2))
+    one, again = (play(seed=11, delay_a=5).frame() for _ in range(2))
     pd.testing.assert_frame_equal(one, again)
-    assert not ticks_frame(trial(seed=12, delay_a=5)).equals(one)
+    assert not play(seed=12, delay_a=5).frame().equals(one)
 
 
 @pytest.mark.parametrize("delays", [(0, 0), (5, 5), (20, 20), (3, 12), (15, 0)])
@@ -69,40 +105,76 @@ def test_the_fast_path_plays_exactly_the_mesa_models_trials(delays, p, alpha):
     seeds = derive_seeds(4, 12)
     played = fast.simulate(seeds, p, alpha, *delays)
     for k, seed in enumerate(seeds):
-        model = trial(seed, delay_a=delays[0], delay_b=delays[1], p=p, alpha=alpha)
-        np.testing.assert_array_equal(metrics.effective_codes(ticks_frame(model))[:, 0], played.effective[:, k])
+        model = play(seed, delay_a=delays[0], delay_b=delays[1], p=p, alpha=alpha)
+        np.testing.assert_array_equal(metrics.effective_codes(model.frame())[:, 0], played.effective[:, k])
 
 
 def test_the_u_shape_holds_for_the_papers_parameters_over_500_trials():
-    shape = u_shape(figure4(trials=500))
+    shape = u_shape(figure4(500))
     assert len(shape) == 4 and shape["u_shape"].all()
     assert (shape["at_0s"] == 1.0).all()  # without delay nobody is ever tempted
 
 
+def test_figure4_at_one_seed_has_no_interval_and_still_compares_and_charts():
+    data = figure4(1)
+    assert len(data) == 20 and (data["trial"] == 0).all()
+    summary = metrics.summarise(data, ["p", "alpha", "delay"])
+    assert summary["low"].isna().all() and summary["high"].isna().all() and summary["mean"].notna().all()
+    assert len(compare_figure4(data)) == 9
+    svg = vl_convert.vegalite_to_svg(charts.figure4(data).to_dict())
+    assert svg.startswith("<svg") and "NaN" not in svg
+    two = metrics.summarise(figure4(2), ["p", "alpha", "delay"])
+    assert (two["low"] <= two["mean"]).all() and (two["mean"] <= two["high"]).all()  # two trials: an interval
+
+
 @pytest.mark.parametrize("params, message", [
-    ({"delay_a": -1}, "cannot be negative"),
-    ({"delay_a": 2.5}, "whole number"),
-    ({"p": 1.2}, "probability"),
-    ({"alpha": -0.1}, "must not be negative"),
-    ({"memory_s": 0}, "memory horizon"),
-    ({"policy_a": "titfortat"}, "unknown policy"),
-    ({"policy_a": "llm"}, "needs llm="),
-    ({"payoffs": None}, None),
+    ({"delay_a": -1}, "delay_a=-1 is out of range"),
+    ({"delay_a": 1e9}, "delay_a=1000000000.0 is out of range"),
+    ({"delay_b": math.inf}, "delay_b=inf is not a finite number"),
+    ({"delay_a": 2.5}, "whole number of ticks"),
+    ({"delay_b": 3, "tick_s": 2.0}, "delay_b=3.0 s is not a whole number of ticks"),
+    ({"p": 1.2}, r"p takes a number in \[0, 1\]"),
+    ({"p": math.nan}, "p=nan is not a finite number"),
+    ({"alpha": -0.1}, "alpha=-0.1 is out of range"),
+    ({"alpha": math.nan}, "alpha=nan is not a finite number"),
+    ({"memory_s": 0}, r"memory_s takes a number in \(0, 3600\]"),
+    ({"memory_s": math.nan}, "memory_s=nan is not a finite number"),
+    ({"duration_s": 1e7}, "duration_s=10000000.0 is out of range"),
+    ({"duration_s": 0.5}, "shorter than one tick"),
+    ({"tick_s": 0}, "tick_s=0 is out of range"),
+    ({"tick_s": 0.01, "duration_s": 3600}, "ticks, above the 20,000 a trial may last"),
+    ({"policy_a": "titfortat"}, "did you mean 'tit_for_tat'"),
+    ({"policy_b": "llm"}, "needs llm="),
+    ({"persona_b": "agreeable"}, "persona_b='agreeable' is a str"),
+    ({"payoffs": None}, "payoffs=None"),
 ])
 def test_bad_parameters_get_clear_errors(params, message):
-    if message is None:
-        with pytest.raises(ValueError, match="T > R > P > S"):
-            Payoffs(temptation=2)
-        with pytest.raises(ValueError, match=r"\[-1, 1\]"):
-            Persona(agreeableness=2)
-        return
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ParameterError, match=message):
         DelayedDilemma(**params)
+
+
+def test_the_fast_path_checks_its_values_like_the_model():
+    with pytest.raises(ParameterError, match="alpha=nan"):
+        fast.simulate([1], 0.9, math.nan, 5)
+    with pytest.raises(ParameterError, match="delay_a=2.5 s is not a whole number"):
+        fast.simulate([1], 0.9, 0.1, 2.5)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Payoffs(temptation=2), "T > R > P > S"),
+    (lambda: Payoffs(temptation=math.inf), "finite"),
+    (lambda: Payoffs(sucker=math.nan), "finite"),
+    (lambda: Persona(agreeableness=2), r"\[-1, 1\]"),
+    (lambda: Persona(neuroticism=math.nan), r"\[-1, 1\]"),
+])
+def test_payoffs_and_personas_refuse_impossible_values(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
 
 
 def test_llm_players_read_the_delays_and_answer_in_json():
     client = ScriptedClient(stand_in.reply)
-    model = trial(seed=1, delay_a=5, policy_a="llm", llm=client)
+    model = play(seed=1, delay_a=5, policy_a="llm", llm=client)
     assert model.llm_calls == 2 * 65 and model.llm_fallbacks == 0
     prompt = " ".join(client.requests[10].messages[0][1].split())
     assert "5 s after you choose it" in prompt and "exploit" not in prompt.lower()
@@ -110,9 +182,9 @@ def test_llm_players_read_the_delays_and_answer_in_json():
 
 
 def test_an_llm_answering_nonsense_falls_back_to_the_personas_rule_and_counts_it():
-    model = trial(seed=2, delay_a=5, policy_a="llm", llm=ScriptedClient(["no idea"], repeat=True))
-    rules = trial(seed=2, delay_a=5, policy_a="persona")
-    pd.testing.assert_frame_equal(ticks_frame(model), ticks_frame(rules))
+    model = play(seed=2, delay_a=5, policy_a="llm", llm=ScriptedClient(["no idea"], repeat=True))
+    rules = play(seed=2, delay_a=5, policy_a="persona")
+    pd.testing.assert_frame_equal(model.frame(), rules.frame())
     assert model.llm_fallbacks == model.llm_calls == 130
 
 
@@ -128,8 +200,9 @@ def test_the_action_parser_refuses_anything_else(text):
 
 
 def test_figure3_with_llm_players_counts_their_calls():
-    frame = figure3(trials=2, delays=(0, 5), llm=ScriptedClient(stand_in.reply))
+    frame = figure3(2, delays=(0, 5), llm=ScriptedClient(stand_in.reply))
     assert set(frame["delay"]) == {0, 5} and frame.groupby("delay")["llm_calls"].first().tolist() == [120, 130]
+    assert frame.groupby("delay")["second"].max().tolist() == [59, 64]  # the ticks, without the initial state
     assert list(compare_figure3(frame)["metric"]) == ["mutual cooperation", "mutual defection", "exploitation"]
 
 
@@ -140,10 +213,11 @@ def test_shares_cover_the_last_twenty_seconds_only():
     assert row["mutual_cooperation"] == 1.0 and row["exploitation"] == 0.0
 
 
-def test_a_trial_summary_is_one_sweepable_row():
-    from coordkit.delay.experiments import trial_summary
-    from coordkit.sweep import sweep
-
-    frame = sweep(trial_summary, {"delay_a": [0, 10]}, seeds=3, progress=False)
+def test_a_sweep_over_the_model_gives_one_summary_row_per_trial():
+    frame = sweep(DelayedDilemma, {"delay_a": [0, 10]}, seeds=3, progress=False)
     assert len(frame) == 6 and {"mutual_cooperation", "payoff_a", "llm_calls"} <= set(frame.columns)
     assert (frame.query("delay_a == 0")["mutual_cooperation"] == 1.0).all()
+    last = frame.iloc[-1]
+    assert last.drop(["delay_a", "seed"]).to_dict() == play(int(last["seed"]), delay_a=10).summary()
+    with pytest.raises(ParameterError, match="grid combination"):
+        sweep(DelayedDilemma, {"alpha": [0.1, math.nan]}, seeds=1, progress=False)

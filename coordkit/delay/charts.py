@@ -4,25 +4,36 @@ import altair as alt
 import pandas as pd
 
 from coordkit import viz
+from coordkit.delay import metrics
 
 # the paper's Fig. 3 colours: green CC, red DD, orange (D, C), yellow (C, D); grey before both actions arrive
 OUTCOME_COLOURS = {"CC": "#2ca02c", "DD": "#d62728", "DC": "#ff7f0e", "CD": "#f2c40f", "?": "#dddddd"}
 
 
 def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
-    """Mean share of each outcome over the delay, one line per (p, α), with 95% intervals (Fig. 4)."""
+    """Mean share of each outcome over the delay, one line per (p, α), with 95% intervals (Fig. 4); a point of one
+    trial has no interval (NaN bounds) and no error bar."""
     data = summary.assign(players=lambda d: "p=" + d["p"].astype(str) + ", α=" + d["alpha"].astype(str))
     base = alt.Chart().encode(x=alt.X("delay:Q", title="delay (s)"), color=alt.Color("players:N", title=None))
     line = base.mark_line(point=True).encode(
         y=alt.Y("mean:Q", title="share of the last 20 s", scale=alt.Scale(domain=[0, 1])),
         tooltip=[alt.Tooltip("players:N"), alt.Tooltip("delay:Q"), alt.Tooltip("mean:Q", format=".3f")],
     )
-    band = base.mark_errorbar().encode(y=alt.Y("low:Q", title="share of the last 20 s"), y2=alt.Y2("high:Q"))
+    band = (
+        base.mark_errorbar()
+        .encode(y=alt.Y("low:Q", title="share of the last 20 s"), y2=alt.Y2("high:Q"))
+        .transform_filter("isValid(datum.low) && isValid(datum.high)")
+    )
     return (
         alt.layer(band, line, data=data)
         .properties(width=200, height=180)
-        .facet(column=alt.Column("measure:N", title=None, sort=["mutual_cooperation", "mutual_defection", "exploitation"]))
+        .facet(column=alt.Column("measure:N", title=None, sort=list(metrics.OUTCOMES)))
     )
+
+
+def figure4(frame: pd.DataFrame) -> alt.FacetChart:
+    """Fig. 4 from its trials (:func:`~coordkit.delay.experiments.figure4`): the U-curves of the means over trials."""
+    return u_curves(metrics.summarise(frame, ["p", "alpha", "delay"]))
 
 
 def raster(frame: pd.DataFrame) -> alt.Chart:

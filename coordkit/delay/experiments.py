@@ -3,17 +3,21 @@
 - :func:`figure4` — the simplified model over p × α × delay, 500 trials each (Fig. 4): the U-shape.
 - :func:`figure3` — strategy rasters (trial × second) for chosen delays (Fig. 3 d–f), simplified or LLM players.
 - :func:`asymmetry` — beyond the paper: a fast player against slower and slower opponents.
+
+One trial is the model itself, ``DelayedDilemma(delay_a=5, rng=0).run()``; many are a sweep over it:
+``sweep(DelayedDilemma, {"delay_a": [0, 5, 10]}, seeds=50)`` gives one row of ``summary()`` per trial. The
+figures of simplified players play the vectorised fast path (:mod:`coordkit.delay.fast`), the same trials.
 """
 
 import numpy as np
 import pandas as pd
 
-from coordkit import figures, stats
 from coordkit.delay import charts, fast, metrics, stand_in
-from coordkit.delay.model import DelayedDilemma, ticks_frame
+from coordkit.delay.model import DelayedDilemma
 from coordkit.delay.policies import Persona
+from coordkit.figures import COMPARISON, figure, refuse_llm
 from coordkit.llm import LLMClient
-from coordkit.paths import paper_numbers
+from coordkit.papers import numbers
 from coordkit.seeds import derive_seeds
 
 PAPER_P = (0.8, 0.9)
@@ -22,44 +26,12 @@ PAPER_DELAYS = (0, 5, 10, 15, 20)
 PAPER_PERSONA = Persona(agreeableness=1, conscientiousness=-1, neuroticism=1)
 
 
-def trial(seed: int = 0, **params) -> DelayedDilemma:
-    """One Mesa trial (see :class:`DelayedDilemma` for the parameters), played out."""
-    return DelayedDilemma(rng=seed, **params).run()
-
-
-def trial_summary(seed: int, **params) -> dict:
-    """One trial's shares over the last 20 s, both payoffs and its LLM use (the sweepable form of :func:`trial`)."""
-    model = trial(seed, **params)
-    codes = metrics.effective_codes(ticks_frame(model))
-    row = metrics.shares(codes, model.timing).iloc[0].to_dict() | metrics.payoff_totals(codes).iloc[0].to_dict()
-    return row | {"llm_calls": model.llm_calls, "llm_fallbacks": model.llm_fallbacks}
-
-
-def simple_trials(seeds: list[int], p: float, alpha: float, delay_a: float, delay_b: float | None = None) -> pd.DataFrame:
+def simple_trials(
+    seeds: list[int], p: float, alpha: float, delay_a: float, delay_b: float | None = None
+) -> pd.DataFrame:
     """Many simplified-model trials at once (the fast path): one row of shares and payoffs per trial."""
     played = fast.simulate(seeds, p, alpha, delay_a, delay_b)
     return pd.concat([metrics.shares(played.effective, played.timing), metrics.payoff_totals(played.effective)], axis=1)
-
-
-def figure4(trials: int = 500, base_seed: int = 0, ps=PAPER_P, alphas=PAPER_ALPHA, delays=PAPER_DELAYS) -> pd.DataFrame:
-    """Fig. 4: one row per p, α, delay and trial. Every cell plays the same trial seeds (common random numbers)."""
-    seeds = derive_seeds(base_seed, trials)
-    cells = [
-        simple_trials(seeds, p, alpha, delay).assign(p=p, alpha=alpha, delay=delay, trial=range(trials))
-        for p in ps for alpha in alphas for delay in delays
-    ]
-    frame = pd.concat(cells, ignore_index=True)
-    return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
-
-
-def summarise(frame: pd.DataFrame, by: list[str], measures=metrics.OUTCOMES) -> pd.DataFrame:
-    """Mean and 95% t-interval of each measure per group: columns *by, measure, mean, low, high, trials."""
-    rows = []
-    for keys, group in frame.groupby(by, sort=True):
-        for measure in measures:
-            interval = stats.mean_interval(group[measure])
-            rows.append((*keys, measure, group[measure].mean(), interval.low, interval.high, len(group)))
-    return pd.DataFrame(rows, columns=[*by, "measure", "mean", "low", "high", "trials"])
 
 
 def u_shape(frame: pd.DataFrame) -> pd.DataFrame:
@@ -77,44 +49,36 @@ def u_shape(frame: pd.DataFrame) -> pd.DataFrame:
 
 def compare_figure4(frame: pd.DataFrame) -> pd.DataFrame:
     """The paper's claims about Fig. 4 beside the kit's numbers (metric, paper, kit)."""
-    claims = paper_numbers("delay_pd").set_index(["figure", "metric"])["claim"]
+    paper = numbers("delay-fig4")
     shape = u_shape(frame)
     exploitation = frame.groupby(["p", "alpha", "delay"])["exploitation"].mean().unstack("delay")
-    rows = [("U-shape of mutual cooperation", claims["fig4", "mutual_cooperation"],
+    rows = [("U-shape of mutual cooperation", paper.text("mutual_cooperation"),
              f"holds for {shape['u_shape'].sum()} of {len(shape)} (p, α)")]
     for (p, alpha), row in shape.set_index(["p", "alpha"]).iterrows():
         rows.append((f"mutual cooperation, p={p}, α={alpha}", "(no numbers printed)",
-                     f"{row['at_0s']:.2f} at 0 s, {row['min_5_10s']:.2f} min at 5-10 s, {row['max_15_20s']:.2f} max at 15-20 s"))
+                     f"{row['at_0s']:.2f} at 0 s, {row['min_5_10s']:.2f} min at 5-10 s, "
+                     f"{row['max_15_20s']:.2f} max at 15-20 s"))
     for (p, alpha), row in exploitation.iterrows():
         peak = row[[5, 10]].max()
         verdict = "inverted U" if peak > row[0] and peak > row[[15, 20]].max() else "no inverted U"
-        rows.append((f"exploitation, p={p}, α={alpha}", claims["fig4", "exploitation"] if (p, alpha) == (0.8, 0.1) else "",
+        rows.append((f"exploitation, p={p}, α={alpha}", paper.text("exploitation") if (p, alpha) == (0.8, 0.1) else "",
                      " → ".join(f"{value:.2f}" for value in row) + f" ({verdict})"))
-    return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
+    return pd.DataFrame(rows, columns=COMPARISON)
 
 
-def figure3(trials: int = 10, base_seed: int = 0, delays=(0, 5, 20), p: float = 0.9, alpha: float = 0.1,
-            llm: LLMClient | None = None) -> pd.DataFrame:
-    """Fig. 3 (d–f): the outcome of every second of every trial, one row per delay, trial and second.
-
-    Without ``llm``: simplified-model players (the fast path). With it: two LLM players with the paper's persona
-    (A=1, C=−1, N=1), each trial a Mesa model; columns llm_calls and llm_fallbacks count per trial.
-    """
-    seeds = derive_seeds(base_seed, trials)
-    frames = []
-    for delay in delays:
-        if llm is None:
-            played = fast.simulate(seeds, p, alpha, delay)
-            codes, calls = played.effective, [(0, 0)] * trials
-        else:
-            models = [trial(seed, delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm) for seed in seeds]
-            codes = np.concatenate([metrics.effective_codes(ticks_frame(m)) for m in models], axis=1)
-            calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
-        frames.append(raster_rows(codes, delay).assign(
-            llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
-            llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
-        ))
-    return pd.concat(frames, ignore_index=True)
+@figure("delay-fig4", "Delay PD Fig. 4: the simplified model's U-shape of mutual cooperation over delay, p × α",
+        chart=charts.figure4, compare=compare_figure4, default_seeds=500)
+def figure4(seeds: int = 500, base_seed: int = 0, *, llm: LLMClient | None = None, ps=PAPER_P, alphas=PAPER_ALPHA,
+            delays=PAPER_DELAYS) -> pd.DataFrame:
+    """Fig. 4: one row per p, α, delay and trial. Every cell plays the same trial seeds (common random numbers)."""
+    refuse_llm(llm, "the simplified model plays it")
+    trial_seeds = derive_seeds(base_seed, seeds)
+    cells = [
+        simple_trials(trial_seeds, p, alpha, delay).assign(p=p, alpha=alpha, delay=delay, trial=range(seeds))
+        for p in ps for alpha in alphas for delay in delays
+    ]
+    frame = pd.concat(cells, ignore_index=True)
+    return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
 
 
 def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.DataFrame:
@@ -127,28 +91,43 @@ def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.Da
 
 def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:
     """Shares of each outcome over the last 20 s per delay, beside the paper's description of Fig. 3."""
-    claims = paper_numbers("delay_pd").set_index(["figure", "metric"])["claim"]
+    paper = numbers("delay-fig3")
     last = frame[frame["second"] >= frame.groupby("delay")["second"].transform("max") - 19]
     share = last.groupby("delay")["outcome"].value_counts(normalize=True).unstack(fill_value=0.0)
     share = share.reindex(columns=["CC", "DD", "CD", "DC"], fill_value=0.0)
     rows = []
-    for measure, columns in (("mutual_cooperation", ["CC"]), ("mutual_defection", ["DD"]), ("exploitation", ["CD", "DC"])):
+    for measure, columns in (("mutual_cooperation", ["CC"]), ("mutual_defection", ["DD"]),
+                             ("exploitation", ["CD", "DC"])):
         kit = ", ".join(f"{delay} s: {share.loc[delay, columns].sum():.2f}" for delay in share.index)
-        rows.append((measure.replace("_", " "), claims["fig3", measure], kit))
-    return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
+        rows.append((measure.replace("_", " "), paper.text(measure), kit))
+    return pd.DataFrame(rows, columns=COMPARISON)
 
 
-def asymmetry(trials: int = 500, base_seed: int = 0, fast_delay: float = 0, slow_delays=PAPER_DELAYS,
-              p: float = 0.9, alpha: float = 0.1) -> pd.DataFrame:
-    """Beyond the paper: player A keeps ``fast_delay`` while B's delay grows. One row per B delay and trial,
-    with the shares, both payoffs, and who was exploited."""
-    seeds = derive_seeds(base_seed, trials)
-    frame = pd.concat(
-        [simple_trials(seeds, p, alpha, fast_delay, slow).assign(delay_a=fast_delay, delay_b=slow, trial=range(trials))
-         for slow in slow_delays],
-        ignore_index=True,
-    )
-    return frame
+@figure("delay-fig3", "Delay PD Fig. 3 (d-f): strategy rasters, trial x second, at 0, 5 and 20 s of delay",
+        chart=charts.raster, compare=compare_figure3, default_seeds=10, llm_agents=True, stand_in=stand_in.reply)
+def figure3(seeds: int = 10, base_seed: int = 0, *, llm: LLMClient | None = None, delays=(0, 5, 20), p: float = 0.9,
+            alpha: float = 0.1) -> pd.DataFrame:
+    """Fig. 3 (d–f): the outcome of every second of every trial, one row per delay, trial and second.
+
+    Without ``llm``: simplified-model players (the fast path). With it: two LLM players with the paper's persona
+    (A=1, C=−1, N=1), each trial a Mesa model; columns llm_calls and llm_fallbacks count per trial.
+    """
+    trial_seeds = derive_seeds(base_seed, seeds)
+    frames = []
+    for delay in delays:
+        if llm is None:
+            played = fast.simulate(trial_seeds, p, alpha, delay)
+            codes, calls = played.effective, [(0, 0)] * seeds
+        else:
+            models = [DelayedDilemma(delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm, rng=seed).run()
+                      for seed in trial_seeds]
+            codes = np.concatenate([metrics.effective_codes(m.frame()) for m in models], axis=1)
+            calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
+        frames.append(raster_rows(codes, delay).assign(
+            llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
+            llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
+        ))
+    return pd.concat(frames, ignore_index=True)
 
 
 def compare_asymmetry(frame: pd.DataFrame) -> pd.DataFrame:
@@ -157,33 +136,20 @@ def compare_asymmetry(frame: pd.DataFrame) -> pd.DataFrame:
              f"payoff A {row['payoff_a']:.0f} vs B {row['payoff_b']:.0f}; "
              f"A exploited {row['a_exploited']:.2f}, B exploited {row['b_exploited']:.2f}")
             for delay, row in means.iterrows()]
-    return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
+    return pd.DataFrame(rows, columns=COMPARISON)
 
 
-FIGURE_4 = figures.register(figures.Figure(
-    id="delay-fig4",
-    description="Delay PD Fig. 4: the simplified model's U-shape of mutual cooperation over delay, p × α",
-    compute=lambda trials, base_seed: figure4(trials, base_seed),
-    chart=lambda frame: charts.u_curves(summarise(frame, ["p", "alpha", "delay"])),
-    compare=compare_figure4,
-    default_seeds=500,
-))
-
-FIGURE_3 = figures.register(figures.Figure(
-    id="delay-fig3",
-    description="Delay PD Fig. 3 (d-f): strategy rasters, trial x second, at 0, 5 and 20 s of delay",
-    compute=lambda trials, base_seed, llm=None: figure3(trials, base_seed, llm=llm),
-    chart=charts.raster,
-    compare=compare_figure3,
-    default_seeds=10,
-    stand_in=stand_in.reply,
-))
-
-ASYMMETRY = figures.register(figures.Figure(
-    id="delay-asymmetry",
-    description="Beyond the delay paper: a fast player (0 s) against a slower and slower opponent",
-    compute=lambda trials, base_seed: asymmetry(trials, base_seed),
-    chart=charts.asymmetry,
-    compare=compare_asymmetry,
-    default_seeds=500,
-))
+@figure("delay-asymmetry", "Beyond the delay paper: a fast player (0 s) against a slower and slower opponent",
+        chart=charts.asymmetry, compare=compare_asymmetry, default_seeds=500)
+def asymmetry(seeds: int = 500, base_seed: int = 0, *, llm: LLMClient | None = None, fast_delay: float = 0,
+              slow_delays=PAPER_DELAYS, p: float = 0.9, alpha: float = 0.1) -> pd.DataFrame:
+    """Beyond the paper: player A keeps ``fast_delay`` while B's delay grows. One row per B delay and trial,
+    with the shares, both payoffs, and who was exploited."""
+    refuse_llm(llm, "the simplified model plays it")
+    trial_seeds = derive_seeds(base_seed, seeds)
+    return pd.concat(
+        [simple_trials(trial_seeds, p, alpha, fast_delay, slow).assign(delay_a=fast_delay, delay_b=slow,
+                                                                         trial=range(seeds))
+         for slow in slow_delays],
+        ignore_index=True,
+    )

@@ -11,14 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from coordkit.delay.game import CODE, D, Timing
-from coordkit.delay.policies import check_probability
+from coordkit.delay.model import DelayedDilemma
 
 _UNKNOWN, _DEFECT = CODE["?"], CODE[D]
 
 
 @dataclass(frozen=True)
 class Trials:
-    """Effective actions per player, trial and tick (codes: C = 0, D = 1, Unknown = −1), and the timing."""
+    """Effective actions per player, trial and tick (codes: C = 0, D = 1, Unknown = −1), and the timing.
+
+    Tick t = 1, 2, … of the Mesa model is index t − 1 here: the initial state is not stored."""
 
     effective: np.ndarray  # shape (2, trials, ticks)
     timing: Timing
@@ -29,15 +31,16 @@ def simulate(
     duration_s: float = 60.0, tick_s: float = 1.0,
 ) -> Trials:
     """One trial per seed of two simplified-model players (tit-for-tat with probability p, else defect with
-    probability α·D_i)."""
-    check_probability("p", p)
-    if alpha < 0:
-        raise ValueError(f"alpha={alpha} must not be negative (the paper uses 0.1 and 0.2)")
-    timing = Timing(delay_a, delay_a if delay_b is None else delay_b, duration_s, tick_s)
+    probability α·D_i). The values are checked against :class:`DelayedDilemma`'s parameters."""
+    given = {"p": p, "alpha": alpha, "delay_a": delay_a, "delay_b": delay_b, "duration_s": duration_s,
+             "tick_s": tick_s}
+    values = DelayedDilemma.parameters.resolve(given, owner="fast.simulate")
+    delay_b = values["delay_a"] if values["delay_b"] is None else values["delay_b"]
+    timing = Timing(values["delay_a"], delay_b, values["duration_s"], values["tick_s"])
     ticks, delays = timing.total_ticks, timing.delays
     draws = np.stack([np.random.default_rng(seed).random((ticks, 2, 2)) for seed in seeds])
-    tempted = [draws[:, :, i, 1] < min(1.0, alpha * delays[i] * tick_s) for i in (0, 1)]
-    follows = draws[:, :, :, 0] < p
+    tempted = [draws[:, :, i, 1] < min(1.0, values["alpha"] * delays[i] * timing.tick_s) for i in (0, 1)]
+    follows = draws[:, :, :, 0] < values["p"]
     choices = np.zeros((2, len(seeds), ticks), dtype=np.int8)
     for t in range(ticks):
         for i in (0, 1):

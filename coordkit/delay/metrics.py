@@ -1,10 +1,13 @@
 """What the paper measures in a trial (§4.1): the shares of mutual cooperation, mutual defection and exploitation
-over the last 20 s, and the players' payoffs."""
+over the last 20 s, and the players' payoffs; and their means over trials, with 95% intervals."""
+
+import math
 
 import numpy as np
 import pandas as pd
 
-from coordkit.delay.game import CODE, Payoffs, Timing
+from coordkit import stats
+from coordkit.delay.game import CODE, TABLE_1, Payoffs, Timing
 
 OUTCOMES = ("mutual_cooperation", "mutual_defection", "exploitation")
 LAST_S = 20.0
@@ -34,7 +37,7 @@ def outcomes(effective: np.ndarray) -> np.ndarray:
     return np.where((a == "?") | (b == "?"), "?", np.char.add(a, b))
 
 
-def payoff_totals(effective: np.ndarray, payoffs: Payoffs = Payoffs()) -> pd.DataFrame:
+def payoff_totals(effective: np.ndarray, payoffs: Payoffs = TABLE_1) -> pd.DataFrame:
     """Per trial, each player's cumulative payoff over the whole trial (Unknown ticks pay 0)."""
     a, b = effective
     known = (a >= 0) & (b >= 0)
@@ -44,6 +47,21 @@ def payoff_totals(effective: np.ndarray, payoffs: Payoffs = Payoffs()) -> pd.Dat
     return pd.DataFrame({"payoff_a": earned_a, "payoff_b": earned_b})
 
 
-def effective_codes(ticks: pd.DataFrame) -> np.ndarray:
-    """A Mesa trial's effective actions (from :func:`~coordkit.delay.model.ticks_frame`) as codes, (2, 1, ticks)."""
+def effective_codes(frame: pd.DataFrame) -> np.ndarray:
+    """A Mesa trial's effective actions (its ``frame()``) as codes, shape (2, 1, ticks): ticks 1, 2, …, without the
+    initial state of row 0."""
+    ticks = frame[frame["tick"] > 0]
     return np.stack([ticks[column].map(CODE).to_numpy(np.int8)[None, :] for column in ("effective_a", "effective_b")])
+
+
+def summarise(frame: pd.DataFrame, by: list[str], measures=OUTCOMES) -> pd.DataFrame:
+    """Mean and 95% t-interval of each measure per group: columns *by, measure, mean, low, high, trials.
+
+    A group of one trial has no interval: its low and high are NaN (charts draw no error bar)."""
+    rows = []
+    for keys, group in frame.groupby(by, sort=True):
+        for measure in measures:
+            values = group[measure]
+            interval = stats.mean_interval(values) if len(values) > 1 else stats.Interval(math.nan, math.nan)
+            rows.append((*keys, measure, values.mean(), interval.low, interval.high, len(group)))
+    return pd.DataFrame(rows, columns=[*by, "measure", "mean", "low", "high", "trials"])

@@ -1,6 +1,6 @@
 """The continuous prisoner's dilemma with communication delay as a Mesa model: one trial of two players (§3).
 
-Each tick t (Δt seconds):
+Each step is a tick t = 1, 2, … of Δt seconds (the server clock runs from (t − 1)·Δt to t·Δt):
 
 1. each player observes the server after tick t − 1: both effective actions, both cumulative payoffs, and the
    change points of the last ``memory_s`` seconds;
@@ -9,162 +9,159 @@ Each tick t (Δt seconds):
 4. each player earns its payoff on the effective actions.
 """
 
+import math
+
 import mesa
 import pandas as pd
 
-from coordkit.delay.game import C, D, UNKNOWN, Payoffs, Timing, outcome
-from coordkit.delay.llm_player import llm_policy
-from coordkit.delay.policies import Always, Change, GrimTrigger, Observation, Persona, SimplifiedModel, TitForTat
-from coordkit.llm import LLMClient, aio
-from coordkit.policies import LLMUse, Policy
+from coordkit.delay import metrics
+from coordkit.delay.agents import Player
+from coordkit.delay.game import TABLE_1, C, D, Payoffs, Timing, outcome
+from coordkit.delay.llm_policies import llm_policy
+from coordkit.delay.policies import Always, Change, GrimTrigger, Persona, SimplifiedModel, TitForTat
+from coordkit.llm import LLMClient
+from coordkit.model import Model
+from coordkit.parameters import Choice, Instance, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round
 
 POLICIES = ("simplified", "tit_for_tat", "grim_trigger", "always_cooperate", "always_defect", "persona", "llm")
+POLICY_NAMES = {"simplified": "simplified model (p, α)", "tit_for_tat": "tit-for-tat", "grim_trigger": "grim trigger",
+                "always_cooperate": "always cooperate", "always_defect": "always defect",
+                "persona": "persona (A, C, N)", "llm": "LLM with the persona"}
+MAX_TICKS = 20_000  # a longer trial is a slip of the tick length, not an experiment
 
 
-class Player(mesa.Agent):
-    """Player A or B: its delay, its policy, its choices so far and what it has earned."""
-
-    def __init__(self, model: "DelayedDilemma", name: str, delay_ticks: int, policy: Policy):
-        super().__init__(model)
-        self.name = name
-        self.delay_ticks = delay_ticks
-        self.policy = policy
-        self.choices: list[str] = []
-        self.payoff = 0.0
-
-    def effective(self, tick: int) -> str:
-        """Its action on the server at ``tick``: the choice made ``delay`` ticks earlier."""
-        made = tick - self.delay_ticks
-        return self.choices[made] if made >= 0 else UNKNOWN
-
-    def observe(self, opponent: "Player") -> Observation:
-        model, tick = self.model, self.model.tick
-        horizon = model.time_of(tick) - model.timing.memory_s
-        return Observation(
-            tick=tick,
-            time_s=model.time_of(tick),
-            player=self.name,
-            own_delay_s=model.timing.tick_s * self.delay_ticks,
-            opponent_delay_s=model.timing.tick_s * opponent.delay_ticks,
-            own_effective=self.effective(tick - 1),
-            opponent_effective=opponent.effective(tick - 1),
-            own_payoff=self.payoff,
-            opponent_payoff=opponent.payoff,
-            own_last_choice=self.choices[-1] if self.choices else UNKNOWN,
-            history=tuple(change for change in model.changes if change.time_s > horizon),
-        )
+def _delays_in_whole_ticks(p: dict) -> None:
+    for name in ("delay_a", "delay_b"):
+        delay = p[name]
+        if delay is not None and not math.isclose(delay / p["tick_s"], round(delay / p["tick_s"]), abs_tol=1e-9):
+            raise ParameterError(f"{name}={delay} s is not a whole number of ticks (tick_s={p['tick_s']} s): "
+                                 f"round it to a multiple of tick_s")
 
 
-class DelayedDilemma(LLMUse, mesa.Model):
-    """One trial of the continuous prisoner's dilemma with communication delay.
+def _plays_at_least_one_tick(p: dict) -> None:
+    if p["duration_s"] < p["tick_s"]:
+        raise ParameterError(f"duration_s={p['duration_s']} is shorter than one tick (tick_s={p['tick_s']}): "
+                             "play at least one tick")
 
-    Args:
-        delay_a, delay_b: each player's delay in seconds (whole ticks); ``delay_b=None`` copies ``delay_a``.
-        policy_a, policy_b: one of :data:`POLICIES`; ``policy_b=None`` copies ``policy_a``. "simplified" is the
-            paper's simplified model with ``p`` and ``alpha``; "persona" the kit's rule-based stand-in for a
-            persona; "llm" an LLM player with the persona, through ``llm``.
-        p, alpha: the simplified model's tit-for-tat probability and defection incentive per second of delay.
-        persona_a, persona_b: Big Five traits (the paper: A=1, C=−1, N=1 for both).
-        payoffs: T, R, P, S (5, 3, 1, 0).
-        duration_s, tick_s, memory_s: effective play (60 s), Δt (1 s) and the memory horizon t_m (15 s).
-        llm: an LLMClient for "llm" players; their unusable replies fall back to the persona's rule, counted.
-        rng: seed.
+
+def _trial_within_max_ticks(p: dict) -> None:
+    delays = [d for d in (p["delay_a"], p["delay_b"]) if d is not None]
+    ticks = (p["duration_s"] + max(delays)) / p["tick_s"]
+    if ticks > MAX_TICKS:
+        raise ParameterError(f"duration_s={p['duration_s']} plus the longer delay ({max(delays)} s) at "
+                             f"tick_s={p['tick_s']} is {ticks:,.0f} ticks, above the {MAX_TICKS:,} a trial may last: "
+                             "use longer ticks or a shorter trial")
+
+
+def _llm_players_need_a_client(p: dict) -> None:
+    if p["llm"] is None and "llm" in (p["policy_a"], p["policy_b"]):
+        raise ParameterError("an 'llm' player needs llm=<an LLMClient> (see coordkit.llm.session.open_llm)")
+
+
+class DelayedDilemma(Model):
+    """One trial of the continuous prisoner's dilemma with communication delay: ``duration_s`` seconds of effective
+    play, plus the longer delay so that the first choices can arrive (the authors run 60 + D ticks).
+
+    "simplified" players are the paper's simplified model (§4.2) with ``p`` and ``alpha``; "persona" players the
+    kit's rule-based stand-in for a persona (:meth:`Persona.rule`); "llm" players ask ``llm`` with the persona as
+    their system prompt, and an unusable reply falls back to the persona's rule, counted in ``llm_fallbacks``.
     """
 
-    def __init__(
-        self,
-        delay_a: float = 0.0,
-        delay_b: float | None = None,
-        policy_a: str = "simplified",
-        policy_b: str | None = None,
-        p: float = 0.9,
-        alpha: float = 0.1,
-        persona_a: Persona = Persona(),
-        persona_b: Persona | None = None,
-        payoffs: Payoffs = Payoffs(),
-        duration_s: float = 60.0,
-        tick_s: float = 1.0,
-        memory_s: float = 15.0,
-        llm: LLMClient | None = None,
-        rng=None,
-    ):
-        super().__init__(rng=rng)
-        self.timing = Timing(delay_a, delay_a if delay_b is None else delay_b, duration_s, tick_s, memory_s)
-        self.payoffs = payoffs
-        self.llm = llm
-        self.tick = 0
+    parameters = Parameters(
+        Real("delay_a", 0.0, 0, 600, doc="player A's communication delay (the paper: 0 to 20 s, equal for both)",
+             unit="s", step=1, slider=(0, 30)),
+        Real("delay_b", None, 0, 600, optional="B's delay is A's", doc="player B's communication delay", unit="s",
+             step=1, slider=(0, 30)),
+        Choice("policy_a", "simplified", POLICIES, labels=POLICY_NAMES, doc="how player A chooses"),
+        Choice("policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A",
+               doc="how player B chooses"),
+        Real("p", 0.9, 0, 1, doc="the simplified model's probability of playing tit-for-tat (the paper: 0.8, 0.9)"),
+        Real("alpha", 0.1, 0, 1, step=0.01, slider=(0, 0.3), unit="1/s",
+             doc="the simplified model's defection incentive per second of own delay (the paper: 0.1, 0.2)"),
+        Instance("persona_a", Persona(), Persona, doc="player A's Big Five traits (the paper: A=1, C=−1, N=1)"),
+        Instance("persona_b", None, Persona, optional="B's persona is A's", doc="player B's Big Five traits"),
+        Instance("payoffs", TABLE_1, Payoffs, doc="the payoffs per tick T, R, P, S (Table 1: 5, 3, 1, 0)"),
+        Real("duration_s", 60.0, 0, 3600, low_open=True, unit="s", step=10, slider=(10, 300),
+             doc="effective play time (the paper: 60 s)"),
+        Real("tick_s", 1.0, 0, 60, low_open=True, unit="s", step=0.5, slider=(0.5, 5),
+             doc="the tick Δt: players choose once a tick (the paper: 1 s)"),
+        Real("memory_s", 15.0, 0, 3600, low_open=True, unit="s", step=1, slider=(1, 60),
+             doc="the memory horizon t_m: how far back players see the change points (the paper: 15 s)"),
+        Instance("llm", None, LLMClient, optional="no LLM players", doc="the LLM client that 'llm' players ask"),
+        relations=(_delays_in_whole_ticks, _plays_at_least_one_tick, _trial_within_max_ticks,
+                   _llm_players_need_a_client),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        delay_b = self.delay_a if self.delay_b is None else self.delay_b
+        self.timing = Timing(self.delay_a, delay_b, self.duration_s, self.tick_s, self.memory_s)
         self.changes: list[Change] = []
-        delays = self.timing.delays
-        specs = [(policy_a, persona_a), (policy_b or policy_a, persona_b or persona_a)]
-        self.players = [
-            Player(self, name, delay, self._policy(kind, persona, p, alpha))
-            for name, delay, (kind, persona) in zip("AB", delays, specs)
-        ]
+        kinds = (self.policy_a, self.policy_b or self.policy_a)
+        personas = (self.persona_a, self.persona_b or self.persona_a)
+        self.players = [Player(self, name, delay, self._policy(kind, persona))
+                        for name, delay, kind, persona in zip("AB", self.timing.delays, kinds, personas)]
         self.datacollector = mesa.DataCollector(
             model_reporters={
-                "tick": "tick",
-                "time_s": lambda m: m.time_of(m.tick),
-                "choice_a": lambda m: m.players[0].choices[-1],
-                "choice_b": lambda m: m.players[1].choices[-1],
-                "effective_a": lambda m: m.players[0].effective(m.tick),
-                "effective_b": lambda m: m.players[1].effective(m.tick),
-                "outcome": lambda m: outcome(m.players[0].effective(m.tick), m.players[1].effective(m.tick)),
+                "tick": "steps",
+                "time_s": lambda m: m.steps * m.tick_s,
+                "choice_a": lambda m: m.players[0].last_choice,
+                "choice_b": lambda m: m.players[1].last_choice,
+                "effective_a": lambda m: m.players[0].effective(m.steps),
+                "effective_b": lambda m: m.players[1].effective(m.steps),
+                "outcome": lambda m: outcome(m.players[0].effective(m.steps), m.players[1].effective(m.steps)),
                 "payoff_a": lambda m: m.players[0].payoff,
                 "payoff_b": lambda m: m.players[1].payoff,
             }
         )
+        self.datacollector.collect(self)
 
-    def _policy(self, kind: str, persona: Persona, p: float, alpha: float) -> Policy:
+    def _policy(self, kind: str, persona: Persona) -> Policy:
         rules = {
-            "simplified": lambda: SimplifiedModel(p, alpha, self.rng),
+            "simplified": lambda: SimplifiedModel(self.p, self.alpha, self.rng),
             "tit_for_tat": TitForTat,
             "grim_trigger": GrimTrigger,
             "always_cooperate": lambda: Always(C),
             "always_defect": lambda: Always(D),
             "persona": lambda: persona.rule(self.rng),
+            "llm": lambda: llm_policy(self.llm, persona.rule(self.rng), persona, self.payoffs, self.timing),
         }
-        if kind == "llm":
-            if self.llm is None:
-                raise ValueError("an 'llm' player needs llm=<an LLMClient> (see coordkit.llm.session.open_llm)")
-            return llm_policy(self.llm, persona, self.payoffs, self.timing, persona.rule(self.rng))
-        if kind not in rules:
-            raise ValueError(f"unknown policy {kind!r}; choose one of {', '.join(POLICIES)}")
         return rules[kind]()
-
-    def time_of(self, tick: int) -> float:
-        return tick * self.timing.tick_s
 
     def step(self) -> None:
         a, b = self.players
-        observations = (a.observe(b), b.observe(a))
-        if self.llm is None:
-            choices = [player.policy.decide(obs) for player, obs in zip(self.players, observations)]
-        else:  # both players' calls at once
-            calls = (player.policy.decide_async(obs) for player, obs in zip(self.players, observations))
-            choices = aio.run(aio.gather_bounded(calls, 2))
+        choices = decision_round("decide", [a.policy, b.policy], [a.observe(b), b.observe(a)],
+                                 concurrent=self.llm is not None)
+        tick = self.steps
         for player, choice in zip(self.players, choices):
-            before = player.effective(self.tick - 1)
+            before = player.effective(tick - 1)
             player.choices.append(choice)
-            if player.effective(self.tick) != before:
-                self.changes.append(Change(self.time_of(self.tick), player.name, player.effective(self.tick)))
-        effective = a.effective(self.tick), b.effective(self.tick)
+            if player.effective(tick) != before:
+                self.changes.append(Change((tick - 1) * self.tick_s, player.name, player.effective(tick)))
+        effective = a.effective(tick), b.effective(tick)
         a.payoff += self.payoffs.of(*effective)
         b.payoff += self.payoffs.of(*reversed(effective))
         self.datacollector.collect(self)
-        self.tick += 1
-        if self.tick >= self.timing.total_ticks:
-            self.running = False
-
-    def run(self) -> "DelayedDilemma":
-        """Play the whole trial (effective play plus the longer delay) and return the model."""
-        while self.running:
-            self.step()
-        return self
+        self.running = self.steps < self.timing.total_ticks
 
     def policies(self) -> list[Policy]:
         return [player.policy for player in self.players]
 
+    def frame(self) -> pd.DataFrame:
+        """One row per tick; row 0 is the initial state (nothing on the server, "?" everywhere, no payoffs).
 
-def ticks_frame(model: DelayedDilemma) -> pd.DataFrame:
-    """One row per tick: tick, time_s, choice_a/b, effective_a/b, outcome, cumulative payoff_a/b."""
-    return model.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+        Columns: tick; time_s (the server clock at the end of the tick, tick·Δt); choice_a, choice_b (the choice
+        made at this tick); effective_a, effective_b (the actions in effect on the server during the tick, "?"
+        before the first choice arrives); outcome ("CC", "DD", "CD": A exploited, "DC": B exploited, or "?");
+        payoff_a, payoff_b (cumulative).
+        """
+        return self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+
+    def summary(self) -> dict:
+        """The shares of each outcome over the last 20 s (:func:`metrics.shares`), both payoffs, and LLM use."""
+        codes = metrics.effective_codes(self.frame())
+        shares = metrics.shares(codes, self.timing).iloc[0].to_dict()
+        a, b = self.players
+        return shares | {"payoff_a": a.payoff, "payoff_b": b.payoff, "llm_calls": self.llm_calls,
+                         "llm_fallbacks": self.llm_fallbacks}

@@ -1,15 +1,15 @@
 """How players choose C or D each tick: the paper's simplified model, the classic strategies, and personas.
 
-All see an :class:`Observation` — the server's state after the previous tick and the recent change points — and
-never the opponent's latest choice, which is still in flight.
+All decide from an :class:`Observation`, the server's state after the previous tick and the recent change points
+(§3.2), and never see the opponent's latest choice, which is still in flight.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from coordkit.delay.game import C, D
-from coordkit.policies import Policy
+from coordkit.policies import Classifier, Policy
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,8 @@ class Change:
 
 @dataclass(frozen=True)
 class Observation:
-    """What player ``player`` ("A" or "B") knows when it chooses at tick ``tick`` (§3.2)."""
+    """What player ``player`` ("A" or "B") knows when it chooses at tick ``tick``: the server at ``time_s`` =
+    (tick − 1)·Δt, after the previous tick (§3.2)."""
 
     tick: int
     time_s: float
@@ -38,39 +39,51 @@ class Observation:
     history: tuple[Change, ...] = ()  # effective-action changes within the memory horizon, oldest first
 
 
+@dataclass(frozen=True)
 class TitForTat(Policy):
     """Do what the opponent is seen doing; cooperate while nothing is seen yet."""
 
     name = "tit_for_tat"
+    classifier = Classifier()
 
     def decide(self, observation: Observation) -> str:
         return D if observation.opponent_effective == D else C
 
 
+@dataclass
 class GrimTrigger(Policy):
     """Cooperate until the opponent is first seen defecting, then defect for good."""
 
-    name = "grim_trigger"
+    triggered: bool = field(default=False, init=False)  # the opponent was seen defecting
 
-    def __init__(self):
-        self.triggered = False
+    name = "grim_trigger"
+    classifier = Classifier(stateful=True)
 
     def decide(self, observation: Observation) -> str:
         self.triggered = self.triggered or observation.opponent_effective == D
         return D if self.triggered else C
 
+    def reset(self) -> None:
+        self.triggered = False
 
+
+@dataclass(frozen=True)
 class Always(Policy):
-    """Always the same action."""
+    """Always the same action: ``Always(C)`` cooperates, ``Always(D)`` defects."""
 
-    def __init__(self, action: str):
-        self.action = action
-        self.name = "always_cooperate" if action == C else "always_defect"
+    action: str
+
+    classifier = Classifier()
+
+    @property
+    def name(self) -> str:
+        return "always_cooperate" if self.action == C else "always_defect"
 
     def decide(self, observation: Observation) -> str:
         return self.action
 
 
+@dataclass(frozen=True)
 class SimplifiedModel(Policy):
     """The paper's simplified agent (§4.2): with probability p tit-for-tat, otherwise defect with probability
     α·D_i (D_i its own delay in seconds, capped at 1) and cooperate else.
@@ -79,13 +92,12 @@ class SimplifiedModel(Policy):
     vectorised fast path (:mod:`coordkit.delay.fast`) can replay exactly the same draws.
     """
 
-    name = "simplified"
+    p: float
+    alpha: float
+    rng: np.random.Generator = field(repr=False, compare=False)
 
-    def __init__(self, p: float, alpha: float, rng: np.random.Generator):
-        check_probability("p", p)
-        if alpha < 0:
-            raise ValueError(f"alpha={alpha} must not be negative (the paper uses 0.1 and 0.2)")
-        self.p, self.alpha, self.rng = p, alpha, rng
+    name = "simplified"
+    classifier = Classifier(stochastic=True)
 
     def decide(self, observation: Observation) -> str:
         follow, defect = self.rng.random(2)
@@ -104,7 +116,7 @@ class Persona:
 
     def __post_init__(self):
         for trait, value in self.__dict__.items():
-            if not -1 <= value <= 1:
+            if not -1 <= value <= 1:  # NaN fails too
                 raise ValueError(f"{trait}={value} must be in [-1, 1]")
 
     def text(self) -> str:
@@ -143,8 +155,3 @@ def _level(value: float) -> str:
         return "average"
     strength = "very" if abs(value) >= 0.5 else "somewhat"
     return f"{strength} {'high' if value > 0 else 'low'}"
-
-
-def check_probability(name: str, value: float) -> None:
-    if not 0 <= value <= 1:
-        raise ValueError(f"{name}={value} is a probability: it must be in [0, 1]")

@@ -1,15 +1,15 @@
-"""The LLM player (§3.2): a persona as the system prompt; the rules, the delays, the state and the recent history as
-the user prompt; a JSON reply with an estimate of the opponent, a forecast and the action.
+"""The LLM player's policy (§3.2): a persona as the system prompt; the rules, the delays, the state and the recent
+history as the user prompt; a JSON reply with an estimate of the opponent, a forecast and the action.
 
 The prompt discloses both delays and gives the player one goal, its own points: nothing suggests exploiting a
 slow opponent. Temperature 1.0, as in the paper (Table 1). An unusable reply falls back to ``fallback``.
 """
 
-from coordkit.delay.game import C, D, UNKNOWN, Payoffs, Timing
+from coordkit.delay.game import UNKNOWN, C, D, Payoffs, Timing
 from coordkit.delay.policies import Observation, Persona
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import json_object
-from coordkit.policies import LLMPolicy, Policy, ReplyParseError
+from coordkit.llm.parsing import ReplyParseError, json_object
+from coordkit.policies import LLMPolicy, Policy
 
 PROMPT = """You are Player {me} in a real-time Prisoner's Dilemma against Player {other}. Every {tick:g} s you choose
 to cooperate (C) or defect (D). Every second, both players earn points from the actions in effect on the server:
@@ -34,6 +34,7 @@ _NAMES = {C: "C", D: "D", UNKNOWN: "unknown (nothing has reached the server yet)
 
 
 def request(observation: Observation, persona: Persona, payoffs: Payoffs, timing: Timing) -> LLMRequest:
+    """The prompt of one tick: the persona as the system prompt, the game and its state as the user prompt."""
     other = "B" if observation.player == "A" else "A"
     history = "\n".join(f"- {c.time_s:g} s: Player {c.player} -> {c.action}" for c in observation.history)
     prompt = PROMPT.format(
@@ -57,7 +58,9 @@ def parse_action(text: str, observation: Observation | None = None) -> str:
     raise ReplyParseError(f"the action {action!r} is neither C nor D")
 
 
-def llm_policy(client: LLMClient, persona: Persona, payoffs: Payoffs, timing: Timing, fallback: Policy) -> LLMPolicy:
+def llm_policy(client: LLMClient, fallback: Policy, persona: Persona, payoffs: Payoffs, timing: Timing) -> LLMPolicy:
+    """An LLM player with ``persona`` that knows ``payoffs`` and ``timing``; ``fallback`` (the persona's rule, in the
+    model) decides when the call fails or the reply has no usable action."""
     return LLMPolicy(
         client, lambda observation: request(observation, persona, payoffs, timing), parse_action, fallback,
         name="llm_player",
