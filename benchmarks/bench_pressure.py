@@ -12,17 +12,19 @@ import time
 import numpy as np
 from timing import median_ms
 
-from coordkit.pressure.experiments import strategy_table, table2, trial
+from coordkit.pressure.experiments import strategy_table, table2
+from coordkit.pressure.model import PressureField
 from coordkit.pressure.puzzles import make_puzzle, puzzle_for
-
 
 if __name__ == "__main__":
     for seed in range(100):
         puzzle_for(7, 7, seed)  # made once, as the experiments do
-    print(f"one 7x7 trial (puzzle cached):   {median_ms(lambda k: trial('pressure_field', k), 100):6.1f} ms  (target < 20 ms)")
-    print(f"one 7x7 puzzle, made:            {median_ms(lambda k: make_puzzle(7, 7, np.random.default_rng(k)), 50):6.1f} ms")
+    trial = median_ms(lambda k: PressureField(rng=k).run(), 100)
+    print(f"one 7x7 trial (puzzle cached):   {trial:6.1f} ms  (target < 20 ms)")
+    puzzle = median_ms(lambda k: make_puzzle(7, 7, np.random.default_rng(k)), 50)
+    print(f"one 7x7 puzzle, made:            {puzzle:6.1f} ms")
     puzzle_for.cache_clear()
     start = time.perf_counter()
-    frame = table2()
+    frame = table2(seeds=30)
     print(f"the 1,078-trial design:          {time.perf_counter() - start:6.1f} s   (target < 20 s; puzzles made too)")
     print(strategy_table(frame).to_string(index=False))

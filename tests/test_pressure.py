@@ -1,5 +1,6 @@
 """Pressure fields on Latin squares: puzzles, pressure, the paper's algorithm, its baselines and the published code."""
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -7,11 +8,14 @@ import pandas as pd
 import pytest
 
 from coordkit import stats
+from coordkit.figures import COMPARISON
 from coordkit.llm import ScriptedClient
-from coordkit.pressure.experiments import ablation, decay_effect, trial, trials
-from coordkit.pressure.model import PressureField, rows_frame, ticks_frame
+from coordkit.parameters import ParameterError
+from coordkit.pressure import experiments as ex
+from coordkit.pressure.model import PressureField
 from coordkit.pressure.pressure import artifact_pressure, conflicts, row_pressures, row_terms
 from coordkit.pressure.puzzles import EMPTY, count_completions, latin_square, make_puzzle
+from coordkit.pressure.strategies import STRATEGIES
 
 
 def is_latin(square: np.ndarray) -> bool:
@@ -42,11 +46,13 @@ def test_completions_are_counted_up_to_the_limit():
 
 
 def test_pressure_by_hand():
-    grid = np.array([
-        [1, 1, 0],  # one empty, one duplicate (1 twice), no column conflicts: 1 + 10 = 11
-        [2, 3, 1],  # complete; its 1 in column 2 shares nothing: 0
-        [3, 0, 1],  # one empty, and its 1 in column 2 repeats row 1's: 1 + 10 = 11 ...
-    ])
+    grid = np.array(
+        [
+            [1, 1, 0],  # one empty, one duplicate (1 twice), no column conflicts: 1 + 10 = 11
+            [2, 3, 1],  # complete; its 1 in column 2 shares nothing: 0
+            [3, 0, 1],  # one empty, and its 1 in column 2 repeats row 1's: 1 + 10 = 11 ...
+        ]
+    )
     assert row_terms(grid).tolist() == [[1, 1, 0], [0, 0, 1], [1, 0, 1]]  # ... and row 1's 1 conflicts too
     assert row_pressures(grid).tolist() == [11, 10, 11] and artifact_pressure(grid) == 32
     assert conflicts(grid).tolist() == [[True, True, False], [False, False, True], [False, False, True]]
@@ -56,20 +62,23 @@ def test_pressure_by_hand():
 @pytest.mark.parametrize("strategy", ["pressure_field", "hierarchical", "random", "conversation"])
 def test_with_the_acceptance_gate_no_patch_raises_its_rows_pressure(strategy):
     for seed in range(8):
-        model = trial(strategy, seed, n=5, empty=6, agents=2, acceptance_gate=True, skill=0.0)
-        rows = rows_frame(model).pivot(index="tick", columns="row", values="pressure")
-        patched = rows_frame(model).query("patched")
+        model = PressureField(
+            strategy=strategy, n=5, empty=6, agent_count=2, acceptance_gate=True, skill=0.0, rng=seed
+        ).run()
+        rows = model.rows_frame().pivot(index="tick", columns="row", values="pressure")
+        patched = model.rows_frame().query("patched")
         assert len(patched) > 0
         for _, change in patched.iterrows():
             assert rows.at[change["tick"], change["row"]] < rows.at[change["tick"] - 1, change["row"]]
 
 
 def test_without_decay_final_pressure_is_much_worse():
-    frame = ablation(count=30)
-    effect = decay_effect(frame)
-    on, off = effect["final_pressure"]
-    assert off > 5 * max(on, 1.0)
-    assert effect.attrs["cohens_d"] > 0.8 and effect.attrs["p_value"] < 1e-6
+    frame = ex.ablation(seeds=30)
+    effect = ex.decay_effect(frame)
+    assert effect.off.mean > 5 * max(effect.on.mean, 1.0) and effect.on.n == effect.off.n == 120
+    assert effect.cohens_d > 0.8 and effect.welch.p_value < 1e-6
+    assert effect.welch.statistic < 0  # on against off, as the paper's t = -32.2
+    assert not frame.attrs  # the statistics are an object, not DataFrame.attrs
 
 
 def test_decay_lets_a_row_that_looks_stable_be_reconsidered():
@@ -77,55 +86,98 @@ def test_decay_lets_a_row_that_looks_stable_be_reconsidered():
         model = PressureField(n=5, empty=5, decay=decay, focus=5, rng=3)
         row = int(np.flatnonzero(model.actionable)[0])
         model.regions[row].fitness = model.regions[row].confidence = 1.0  # it looks perfect, yet has work left
-        assert row not in model._choose_rows()
+        assert row not in model.coordination.activated_rows(model)
         for _ in range(3):
-            model._decay()
-        assert (row in model._choose_rows()) == decay
+            model.apply_decay()
+        assert (row in model.coordination.activated_rows(model)) == decay
 
 
 def test_same_seed_same_trial():
-    one, again = (trial("pressure_field", 5, n=6, empty=8, skill=0.0) for _ in range(2))
-    pd.testing.assert_frame_equal(ticks_frame(one), ticks_frame(again))
+    one, again = (PressureField(n=6, empty=8, skill=0.0, rng=5).run() for _ in range(2))
+    pd.testing.assert_frame_equal(one.frame(), again.frame())
+    pd.testing.assert_frame_equal(one.rows_frame(), again.rows_frame())
     assert (one.grid == again.grid).all()
+
+
+def test_the_frame_starts_with_the_initial_state_and_counts_mesas_steps():
+    model = PressureField(rng=0).run()
+    frame = model.frame()
+    assert list(frame.columns) == ["tick", "pressure", "patches", "focus", "model_tier"]
+    assert frame["tick"].tolist() == list(range(model.steps + 1))
+    assert frame.iloc[0]["pressure"] == model.initial_pressure and frame.iloc[0]["patches"] == 0
+    assert model.summary()["ticks"] == model.steps and model.rows_frame()["tick"].max() == model.steps
 
 
 def test_in_the_published_code_pressure_field_and_hierarchical_play_the_same_game():
     for seed in range(10):
-        field = trial("pressure_field", seed, mode="published", skill=0.3)
-        boss = trial("hierarchical", seed, mode="published", skill=0.3)
-        pd.testing.assert_frame_equal(ticks_frame(field), ticks_frame(boss))
+        field = PressureField(strategy="pressure_field", mode="published", skill=0.3, rng=seed).run()
+        boss = PressureField(strategy="hierarchical", mode="published", skill=0.3, rng=seed).run()
+        pd.testing.assert_frame_equal(field.frame(), boss.frame())
 
 
 def test_more_agents_propose_more_and_solve_more():
-    one = trials("pressure_field", 30, 0, n=7, empty=7, agents=1, skill=0.0, escalation=False)
-    eight = trials("pressure_field", 30, 0, n=7, empty=7, agents=8, skill=0.0, escalation=False)
+    one = ex.trials("pressure_field", 30, 0, n=7, empty=7, agent_count=1, skill=0.0, escalation=False)
+    eight = ex.trials("pressure_field", 30, 0, n=7, empty=7, agent_count=8, skill=0.0, escalation=False)
     assert eight["solved"].sum() > one["solved"].sum() + 5
     assert stats.fisher_exact(eight["solved"].sum(), 30, one["solved"].sum(), 30).p_value < 0.01
 
 
+def test_each_strategy_knows_its_actors_and_whether_it_reinforces_fitness():
+    actors = {name: len(PressureField(strategy=name, agent_count=3, rng=0).actors) for name in STRATEGIES}
+    assert actors == {"pressure_field": 3, "hierarchical": 3, "sequential": 1, "random": 3, "conversation": 0}
+    assert [name for name, strategy in STRATEGIES.items() if strategy.reinforces] == ["pressure_field"]
+    for name in STRATEGIES:
+        model = PressureField(strategy=name, rng=0)
+        while not model.applied:  # up to the first patch, before which every row's fitness is 0
+            model.step()
+        fitness = {model.regions[patch.row].fitness for patch in model.applied}
+        assert fitness == ({0.5} if name == "pressure_field" else {0.0}), name
+
+
 def test_escalation_moves_up_the_model_chain_after_twenty_stalled_ticks():
     model = PressureField(n=7, empty=7, strategy="sequential", skill=0.0, rng=2)
-    model._escalate(model.best)
+    model.escalate(model.best)
     assert model.tier == 0
     for _ in range(19):
-        model._escalate(model.best + 3)  # no new lowest pressure
-    assert model.tier == 1 and model.skill == pytest.approx(0.1)
+        model.escalate(model.best + 3)  # no new lowest pressure
+    assert model.tier == 1 and model.tier_skill == pytest.approx(0.1) and model.model_tier == "1.5B"
+    assert model.skill == 0.0  # the parameter stays what it was given
     assert PressureField(n=5, empty=3, escalation=False, rng=0).skills == (0.1,)
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"n": 1}, "n >= 2"),
-    ({"n": 3, "empty": 10}, "between 0 and 9"),
-    ({"decay_rate": -0.1}, "must not be negative"),
-    ({"inhibition_ticks": -1}, "must not be negative"),
-    ({"skill": 1.5}, r"\[0, 1\]"),
-    ({"agents": 0}, "at least 1"),
-    ({"strategy": "chaos"}, "unknown strategy"),
-    ({"mode": "code"}, "unknown mode"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"n": 1}, r"n=1 is out of range: n takes an integer from 2 to 16"),
+        ({"n": 17}, r"n=17 is out of range"),
+        ({"n": 3, "empty": 10}, r"empty=10: a 3×3 grid \(n=3\) has at most 9 cells"),
+        ({"empty": -1}, r"empty=-1 is out of range"),
+        ({"decay_rate": -0.1}, r"decay_rate=-0.1 is out of range"),
+        ({"decay_rate": math.nan}, r"decay_rate=nan is not a finite number"),
+        ({"decay_rate": 1e9}, r"decay_rate=1000000000.0 is out of range"),
+        ({"confidence_decay_rate": math.inf}, r"confidence_decay_rate=inf is not a finite number"),
+        ({"activation": math.nan}, r"activation=nan is not a finite number"),
+        ({"inhibition_ticks": -1}, r"inhibition_ticks=-1 is out of range"),
+        ({"max_ticks": 10**9}, r"max_ticks=1000000000 is out of range"),
+        ({"max_ticks": 100.0}, r"max_ticks=100.0 is not an integer; pass 100"),
+        ({"skill": 1.5}, r"skill=1.5 is out of range: skill takes a number in \[0, 1\]"),
+        ({"agent_count": 0}, r"agent_count=0 is out of range"),
+        ({"agents": 4}, r"no parameter 'agents'.*agent_count"),  # renamed: Mesa's model.agents is the agent set
+        ({"strategy": "chaos"}, r"strategy='chaos' is not a choice"),
+        ({"mode": "code"}, r"mode='code' is not a choice"),
+        ({"acceptance_gate": 1}, r"acceptance_gate=1 is not True or False"),
+    ],
+)
 def test_bad_parameters_get_clear_errors(params, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ParameterError, match=message):
         PressureField(**params)
+
+
+def test_the_gate_follows_the_mode_unless_set():
+    assert not PressureField(rng=0).gate and PressureField(mode="published", rng=0).gate
+    assert not PressureField(mode="published", decay=False, rng=0).gate
+    gated = PressureField(acceptance_gate=True, rng=0)
+    assert gated.gate and gated.acceptance_gate
 
 
 def test_llm_actors_answer_with_a_number_and_fall_back_on_nonsense():
@@ -134,10 +186,25 @@ def test_llm_actors_answer_with_a_number_and_fall_back_on_nonsense():
         available = text.split("Available values for position ")[1].split(": ")[1].split("]")[0]
         return available.strip("[").split(",")[0] or "9"
 
-    model = trial("pressure_field", 1, n=5, empty=5, agents=2, llm=ScriptedClient(answer))
+    model = PressureField(n=5, empty=5, agent_count=2, llm=ScriptedClient(answer), rng=1).run()
     assert model.solved and model.llm_calls > 0 and model.llm_fallbacks == 0
-    garbled = trial("pressure_field", 1, n=5, empty=5, agents=2, llm=ScriptedClient(["banana"], repeat=True))
+    garbled = PressureField(n=5, empty=5, agent_count=2, llm=ScriptedClient(["banana"], repeat=True), rng=1).run()
     assert garbled.llm_fallbacks == garbled.llm_calls > 0
+
+
+def test_a_paper_tick_asks_every_actor_about_every_activated_row():
+    client = ScriptedClient(["1"], repeat=True)
+    model = PressureField(n=7, empty=7, agent_count=3, focus=2, llm=client, rng=0)
+    model.step()
+    assert len(model.focus_rows) == 2 and len(client.requests) == 3 * 2
+    assert {r.purpose for r in client.requests} == {"pressure.actor"}
+
+
+def test_the_published_tick_asks_one_proposal_after_another_and_stops_at_the_first_acceptable():
+    client = ScriptedClient(["9"], repeat=True)  # out of range on 5×5: every reply falls back to the rule actor
+    model = PressureField(n=5, empty=5, mode="published", decay=False, llm=client, rng=0)
+    model.step()
+    assert len(client.requests) == 1 and model.frame()["patches"].tolist() == [0, 1]  # no gate: the first goes in
 
 
 def test_conversation_roles_can_be_llms_with_the_papers_prompts():
@@ -150,16 +217,66 @@ def test_conversation_roles_can_be_llms_with_the_papers_prompts():
         return "APPROVE"
 
     client = ScriptedClient(answer)
-    model = trial("conversation", 0, n=5, empty=5, llm=client, max_ticks=5)
+    model = PressureField(strategy="conversation", n=5, empty=5, llm=client, max_ticks=5, rng=0).run()
     purposes = Counter(r.purpose for r in client.requests)
     assert purposes["pressure.conversation.coordinator"] == 5 and purposes["pressure.conversation.validator"] > 0
     assert model.llm_calls == len(client.requests)
 
 
+# --- the figures ------------------------------------------------------------------------------------------------
+
+
+def test_conversation_trials_scale_with_the_seeds_as_in_the_papers_design():
+    assert [ex.conversation_seeds(30, c) for c in ("main", "escalation", "easy")] == [18, 20, 20]
+    assert ex.conversation_seeds(3, "escalation") == 2 and ex.conversation_seeds(1, "main") == 1
+    assert sum(count for _, _, count, _ in ex.design(30)) == 1078
+    hard = ex.escalation(3).groupby(["escalation", "strategy"]).size()
+    assert hard[(True, "conversation")] == hard[(False, "conversation")] == 2 and hard[(True, "random")] == 3
+    easy = ex.easy(3).groupby("strategy").size()
+    assert easy["conversation"] == 2 and easy["random"] == 3
+
+
+def test_table6_compares_in_exactly_three_columns_with_escalation_off_as_rows():
+    comparison = ex.compare_table6(ex.escalation(2))
+    assert list(comparison.columns) == COMPARISON
+    assert comparison["metric"].tolist()[:2] == ["pressure_field", "pressure_field, escalation off"]
+    assert len(comparison) == 2 * len(STRATEGIES)
+    assert (comparison.loc[comparison["metric"].str.endswith("escalation off"), "paper"] == "-").all()
+    assert comparison["kit"].str.match(r"\d+/\d+ = ").all()  # whole trials, not 10.0/10.0
+
+
+def test_the_comparisons_read_the_papers_numbers_from_its_file():
+    table2 = ex.compare_table2(ex.table2(2)).set_index("metric")["paper"]
+    assert table2["chi-square across strategies"] == "68.1, p < 1e-13"
+    assert table2["Fisher: pressure-field vs hierarchical"] == "p = 0.94"
+    assert table2["pressure_field"] == "126/330 = 38.2% [33.1, 43.5]"
+    ablation = ex.compare_ablation(ex.ablation(2)).set_index("metric")["paper"]
+    assert ablation["decay: Welch t, Cohen's d"] == "t = -32.2, d = 4.15"
+    assert ablation["final pressure, decay on vs off"] == "1.18 vs 58.14 (49x)"
+    assert ablation["D=T I=T E=F"] == "18/30, P 1.00 ± 1.39"
+    scaling = ex.compare_table5(ex.scaling(1)).set_index("metric")["paper"]
+    assert scaling["4 agents, pressure_field"] == "13/30 = 43.3% [27.4, 60.8]"
+
+
 def test_the_stand_in_answers_every_pressure_prompt_and_records_table7(tmp_path):
     from coordkit.cli import main
 
-    assert main(["record", "pressure-table7", "--seeds", "2", "--stand-in", "--out", str(tmp_path / "t7.jsonl"),
-                 "--figures-out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "record",
+                "pressure-table7",
+                "--seeds",
+                "2",
+                "--stand-in",
+                "--out",
+                str(tmp_path / "t7.jsonl"),
+                "--figures-out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     frame = pd.read_csv(tmp_path / "pressure-table7.csv")
     assert frame["llm_calls"].sum() > 0 and frame["llm_fallbacks"].sum() == 0
+    assert "llm" not in frame  # the client is no column of the figure

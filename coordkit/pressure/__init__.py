@@ -2,5 +2,10 @@
 artifact whose per-row "pressure" says what is still wrong, instead of through messages.
 
 ``puzzles`` makes unique-solution puzzles, ``pressure`` measures them, ``model`` is the Mesa model with the paper's
-algorithm and its baselines, ``experiments`` the paper's Tables 2–7.
+algorithm and its baselines (``strategies``), ``experiments`` the paper's Tables 2–7.
 """
+
+from coordkit.pressure.model import PressureField
+from coordkit.pressure.strategies import STRATEGIES
+
+__all__ = ["STRATEGIES", "PressureField"]

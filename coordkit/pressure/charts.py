@@ -14,14 +14,25 @@ def rates(frame: pd.DataFrame) -> alt.Chart:
     table = stats.proportion_table(frame, ["strategy", split] if split else "strategy", "solved")
     if split:
         table[split] = table[split].map({True: "escalation on", False: "escalation off"})
-    return viz.bars(table, "strategy", "rate", color=split, low="wilson_low", high="wilson_high",
-                    title="Solve rate (Wilson 95% interval)")
+    return viz.bars(
+        table,
+        "strategy",
+        "rate",
+        color=split,
+        low="wilson_low",
+        high="wilson_high",
+        title="Solve rate (Wilson 95% interval)",
+    )
 
 
 def ablation(frame: pd.DataFrame) -> alt.Chart:
     """Final pressure per decay × inhibition × examples configuration (mean ± SD)."""
-    labels = frame.assign(config=[f"D={'TF'[not d]} I={'TF'[not i]} E={'TF'[not e]}"
-                                  for d, i, e in zip(frame["decay"], frame["inhibition"], frame["examples"])])
+    labels = frame.assign(
+        config=[
+            f"D={'TF'[not d]} I={'TF'[not i]} E={'TF'[not e]}"
+            for d, i, e in zip(frame["decay"], frame["inhibition"], frame["examples"])
+        ]
+    )
     table = labels.groupby("config", sort=False)["final_pressure"].agg(["mean", "std"]).reset_index()
     table["low"], table["high"] = table["mean"] - table["std"], table["mean"] + table["std"]
     chart = viz.bars(table, "config", "mean", low="low", high="high", title="Final pressure (mean ± SD)")
@@ -29,29 +40,38 @@ def ablation(frame: pd.DataFrame) -> alt.Chart:
 
 
 def scaling(frame: pd.DataFrame) -> alt.LayerChart:
-    """Solve rate against the number of agents, per strategy, with Wilson intervals."""
-    table = stats.proportion_table(frame, ["strategy", "agents"], "solved")
-    base = alt.Chart(table).encode(x=alt.X("agents:O"), color=alt.Color("strategy:N"))
+    """Solve rate against the agent count, per strategy, with Wilson intervals."""
+    table = stats.proportion_table(frame, ["strategy", "agent_count"], "solved")
+    base = alt.Chart(table).encode(x=alt.X("agent_count:O", title="agents"), color=alt.Color("strategy:N"))
     line = base.mark_line(point=True).encode(y=alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1])))
     band = base.mark_errorbar().encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2="wilson_high:Q")
     return (band + line).properties(title="Solve rate by number of agents", width=320, height=220)
 
 
-def grid(cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "",
-         pressure_max: float | None = None) -> alt.LayerChart:
+def grid(
+    cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "", pressure_max: float | None = None
+) -> alt.LayerChart:
     """The square: each cell shows its value (blank when empty), coloured by its row's pressure; givens in bold.
     ``pressure_max`` fixes the top of the colour scale (so that a sequence of ticks is coloured alike)."""
     n = len(cells)
     rows, columns = np.indices(cells.shape)
-    data = pd.DataFrame({
-        "row": rows.ravel(), "column": columns.ravel(),
-        "value": ["" if v == EMPTY else str(v) for v in cells.ravel()],
-        "row pressure": np.repeat(pressures, n), "given": givens.ravel(),
-    })
+    data = pd.DataFrame(
+        {
+            "row": rows.ravel(),
+            "column": columns.ravel(),
+            "value": ["" if v == EMPTY else str(v) for v in cells.ravel()],
+            "row pressure": np.repeat(pressures, n),
+            "given": givens.ravel(),
+        }
+    )
     base = alt.Chart(data).encode(x=alt.X("column:O", axis=None), y=alt.Y("row:O", axis=alt.Axis(title="row")))
     squares = base.mark_rect(stroke="white").encode(
-        color=alt.Color("row pressure:Q", scale=alt.Scale(scheme="orangered", domain=[0, pressure_max])
-                        if pressure_max else alt.Scale(scheme="orangered", domainMin=0)),
+        color=alt.Color(
+            "row pressure:Q",
+            scale=alt.Scale(scheme="orangered", domain=[0, pressure_max])
+            if pressure_max
+            else alt.Scale(scheme="orangered", domainMin=0),
+        ),
         tooltip=[alt.Tooltip("row:O"), alt.Tooltip("column:O"), alt.Tooltip("value:N"), alt.Tooltip("row pressure:Q")],
     )
     givens_text = base.mark_text(fontSize=16, fontWeight="bold").encode(text="value:N").transform_filter("datum.given")

@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 EMPTY = 0
+MIN_SIZE, MAX_SIZE = 2, 16  # the smallest Latin square with a hole to fill; the largest the solver handles
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,16 @@ def latin_square(n: int, rng: np.random.Generator, mixing_steps: int | None = No
         r2 = ones([cube[k][c][s] for k in range(n)])
         c2 = ones([cube[r][k][s] for k in range(n)])
         s2 = ones(cube[r][c])
-        for (a, b, d), change in (((r, c, s), 1), ((r, c2, s2), 1), ((r2, c, s2), 1), ((r2, c2, s), 1),
-                                  ((r, c2, s), -1), ((r2, c, s), -1), ((r, c, s2), -1), ((r2, c2, s2), -1)):
+        for (a, b, d), change in (
+            ((r, c, s), 1),
+            ((r, c2, s2), 1),
+            ((r2, c, s2), 1),
+            ((r2, c2, s), 1),
+            ((r, c2, s), -1),
+            ((r2, c, s), -1),
+            ((r, c, s2), -1),
+            ((r2, c2, s2), -1),
+        ):
             cube[a][b][d] += change
         improper = (r2, c2, s2) if cube[r2][c2][s2] < 0 else None
         proper_steps += improper is None
@@ -86,9 +95,11 @@ def count_completions(grid: np.ndarray, limit: int = 2) -> int:
         if not remaining:
             return 1
         # the most constrained hole first
-        best = min(range(len(remaining)), key=lambda k: bin(full & ~(rows[remaining[k][0]] | cols[remaining[k][1]])).count("1"))
+        best = min(
+            range(len(remaining)), key=lambda k: bin(full & ~(rows[remaining[k][0]] | cols[remaining[k][1]])).count("1")
+        )
         r, c = remaining[best]
-        rest = remaining[:best] + remaining[best + 1:]
+        rest = remaining[:best] + remaining[best + 1 :]
         options = full & ~(rows[r] | cols[c])
         found = 0
         while options and found < limit:
@@ -144,7 +155,7 @@ def puzzle_for(n: int, empty: int, seed: int) -> Puzzle:
 
 
 def check_size(n: int) -> None:
-    if n < 2:
-        raise ValueError(f"n={n}: a Latin square needs n >= 2")
-    if n > 16:
-        raise ValueError(f"n={n}: the kit's solver handles up to 16×16")
+    if n < MIN_SIZE:
+        raise ValueError(f"n={n}: a Latin square needs n >= {MIN_SIZE}")
+    if n > MAX_SIZE:
+        raise ValueError(f"n={n}: the kit's solver handles up to {MAX_SIZE}×{MAX_SIZE}")

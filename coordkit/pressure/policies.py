@@ -1,0 +1,175 @@
+"""The rule-based policies of the pressure-field paper and the observations they decide from (§3.5, Appendix B).
+
+An actor proposes a patch for one row from that row's local view only (§3.5). The rule-based actor stands in for
+the paper's LLMs: its ``skill`` in [0, 1] stands in for model size — with probability ``skill`` it picks a value the
+row and the column still lack (the values the published prompt lists as "available"), otherwise any value 1..n.
+Model escalation raises the skill through five tiers (0.5B → 14B in the paper, §6.1.4).
+
+The conversation baseline's roles (Appendix B), as rules: the :class:`RuleCoordinator` picks the row with the
+highest pressure, the :class:`RuleProposer` is a skill-based actor that avoids proposals already rejected, and the
+:class:`RuleValidator` checks the row and the column but errs with probability ``error``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from coordkit.policies import Classifier, Policy
+from coordkit.pressure.puzzles import EMPTY
+
+MODEL_CHAIN = ("0.5B", "1.5B", "3B", "7B", "14B")
+ESCALATION_STEP = 0.1
+
+
+def escalation_skills(skill: float) -> tuple[float, ...]:
+    """The skill of each model of the escalation chain: ``skill``, then 0.1 more per tier (capped at 1)."""
+    return tuple(min(1.0, skill + ESCALATION_STEP * k) for k in range(len(MODEL_CHAIN)))
+
+
+@dataclass(frozen=True)
+class RowView:
+    """What an actor sees of region (row) ``row``: its content, which cells it may change, each position's
+    available values (absent from the row and the column), its pressure and auxiliary state, and remembered fixes."""
+
+    row: int
+    n: int
+    cells: tuple[int, ...]
+    editable: tuple[bool, ...]
+    available: tuple[tuple[int, ...], ...]  # per position: values in neither the rest of the row nor the column
+    conflicting: tuple[bool, ...]  # per position: its value repeats in the row or the column
+    pressure: int
+    fitness: float = 0.0
+    confidence: float = 0.0
+    examples: tuple[tuple[int, int], ...] = ()  # (column, value) of earlier successful fixes
+    targets: tuple[int, ...] = ()  # the positions this actor is asked about (empty: its choice)
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Write ``value`` into cell (``row``, ``column``); ``actor`` proposed it."""
+
+    row: int
+    column: int
+    value: int
+    actor: int = -1
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What an actor is asked to patch: a row's view, and the skill of the model tier in play."""
+
+    view: RowView
+    skill: float
+
+
+@dataclass(frozen=True)
+class Board:
+    """The Coordinator's view: the whole grid and each row's pressure."""
+
+    grid: tuple[tuple[int, ...], ...]
+    pressures: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The Proposer's view: the target row, the dialogue so far and the proposals already rejected."""
+
+    view: RowView
+    skill: float
+    history: tuple[str, ...]
+    rejected: frozenset[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """The Validator's view: the proposal, the row and the target column (the row's own cell left out)."""
+
+    patch: Patch
+    row: tuple[int, ...]
+    column: tuple[int, ...]
+
+
+def target_cells(view: RowView) -> list[int]:
+    """Where a patch can help: the asked-about positions, else editable empty cells, else editable cells whose
+    value conflicts."""
+    if view.targets:
+        return list(view.targets)
+    empty = [c for c, value in enumerate(view.cells) if value == EMPTY and view.editable[c]]
+    return empty or [c for c in range(view.n) if view.editable[c] and view.conflicting[c]]
+
+
+@dataclass(frozen=True)
+class RuleActor(Policy):
+    """Skill-based proposals: a cell from :func:`target_cells`, and an available value with probability ``skill``.
+
+    With examples in its view, it copies a remembered fix for the same column with probability ``example_trust``
+    — a cue that does not transfer in a Latin square (that value is already in the column), the kit's model of
+    why the paper's few-shot examples did not help (§6.3.2).
+    """
+
+    rng: np.random.Generator
+    example_trust: float = 0.3
+
+    name = "rule_actor"
+    classifier = Classifier(stochastic=True)
+
+    def decide(self, assignment: Assignment) -> Patch | None:
+        view = assignment.view
+        cells = target_cells(view)
+        if not cells:
+            return None
+        column = int(self.rng.choice(cells))
+        remembered = [value for c, value in view.examples if c == column]
+        if remembered and self.rng.random() < self.example_trust:
+            return Patch(view.row, column, int(remembered[-1]))
+        if view.available[column] and self.rng.random() < assignment.skill:
+            return Patch(view.row, column, int(self.rng.choice(view.available[column])))
+        return Patch(view.row, column, int(self.rng.integers(1, view.n + 1)))
+
+
+@dataclass(frozen=True)
+class RuleCoordinator(Policy):
+    """The conversation's Coordinator as a rule: the row with the highest pressure (ties: the lowest index)."""
+
+    name = "rule_coordinator"
+    classifier = Classifier()
+
+    def decide(self, board: Board) -> int:
+        return int(np.argmax(board.pressures))
+
+
+@dataclass(frozen=True)
+class RuleProposer(Policy):
+    """The conversation's Proposer as a rule: a skill-based actor (no examples) that draws again, up to
+    ``attempts`` times, while its proposal is one the Validator already rejected."""
+
+    rng: np.random.Generator
+    attempts: int = 10
+
+    name = "rule_proposer"
+    classifier = Classifier(stochastic=True)
+
+    def decide(self, turn: Turn) -> Patch | None:
+        actor = RuleActor(self.rng, example_trust=0.0)
+        for _ in range(self.attempts):
+            patch = actor.decide(Assignment(turn.view, turn.skill))
+            if patch is None or (patch.column, patch.value) not in turn.rejected:
+                return patch
+        return patch
+
+
+@dataclass(frozen=True)
+class RuleValidator(Policy):
+    """The conversation's Validator as a rule: approves exactly the proposals that keep the row and the column
+    free of repeats — except that with probability ``error`` it says the opposite."""
+
+    rng: np.random.Generator
+    error: float = 0.2
+
+    name = "rule_validator"
+    classifier = Classifier(stochastic=True)
+
+    def decide(self, check: Check) -> bool:
+        others = [v for c, v in enumerate(check.row) if c != check.patch.column]
+        correct = check.patch.value not in others and check.patch.value not in check.column
+        return correct != (self.rng.random() < self.error)
