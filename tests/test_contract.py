@@ -94,16 +94,15 @@ def test_a_figure_computes_compares_and_charts(figure, seeds):
     assert svg.startswith("<svg") and "NaN" not in svg
 
 
-def test_a_figure_without_llm_agents_refuses_a_client(figure):
-    if figure.llm_agents:
-        pytest.skip("this figure has LLM agents")
+@pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if not f.llm_agents))
+def test_a_figure_without_llm_agents_refuses_a_client(figure_id):
     with pytest.raises(ValueError, match="no LLM agents"):
-        figure.compute(1, 0, llm=ScriptedClient(["C"], repeat=True))
+        FIGURES[figure_id].compute(1, 0, llm=ScriptedClient(["C"], repeat=True))
 
 
-def test_a_figure_with_llm_agents_plays_them_through_the_client(figure):
-    if not figure.llm_agents:
-        pytest.skip("this figure has no LLM agents")
+@pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if f.llm_agents))
+def test_a_figure_with_llm_agents_plays_them_through_the_client(figure_id):
+    figure = FIGURES[figure_id]
     client = ScriptedClient(figure.stand_in or (lambda request: "no idea"))
     data = figure.compute(1, 0, llm=client)
     assert len(client.requests) > 0 and len(data) > 0

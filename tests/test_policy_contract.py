@@ -57,37 +57,34 @@ def test_every_policy_class_has_an_example_and_declares_its_classifier():
     covered = {type(example.make(np.random.default_rng(0), ScriptedClient(nonsense))) for example in EXAMPLES}
     missing = sorted(c.__qualname__ for c in classes - covered)
     assert not missing, f"add examples for {missing} to tests/policy_examples/"
-    undeclared = sorted(c.__qualname__ for c in classes if c is not LLMPolicy and "classifier" not in vars(c))
+    undeclared = sorted(c.__qualname__ for c in classes
+                        if not issubclass(c, LLMPolicy) and "classifier" not in vars(c))  # an LLM's is inherited
     assert not undeclared, f"these policies do not declare their classifier: {undeclared}"
-
-
-@pytest.fixture(params=EXAMPLES, ids=[example.id for example in EXAMPLES])
-def example(request) -> PolicyExample:
-    return request.param
 
 
 def classifier(example: PolicyExample):
     return example.make(np.random.default_rng(0), ScriptedClient(nonsense)).classifier
 
 
+def examples(**kind) -> list:
+    """The examples whose classifier has every attribute of ``kind`` as given, as pytest parameters."""
+    chosen = [e for e in EXAMPLES if all(getattr(classifier(e), name) == value for name, value in kind.items())]
+    return [pytest.param(e, id=e.id) for e in chosen]
+
+
+@pytest.mark.parametrize("example", examples(stochastic=False))
 def test_a_deterministic_policy_ignores_its_seed(example):
-    if classifier(example).stochastic:
-        pytest.skip("stochastic")
     assert decide_all(example, seed=1) == decide_all(example, seed=2)
 
 
+@pytest.mark.parametrize("example", examples(stochastic=True, calls_llm=False))
 def test_a_stochastic_policy_repeats_with_its_seed_and_varies_across_seeds(example):
-    kind = classifier(example)
-    if not kind.stochastic or kind.calls_llm:
-        pytest.skip("deterministic, or an LLM's (its randomness is the model's)")
     assert decide_all(example, seed=1) == decide_all(example, seed=1)
     assert any(decide_all(example, seed=s) != decide_all(example, seed=1) for s in range(2, 12))
 
 
+@pytest.mark.parametrize("example", examples(stateful=False, calls_llm=False))
 def test_a_stateless_policy_decides_each_observation_on_its_own(example):
-    kind = classifier(example)
-    if kind.stateful or kind.calls_llm:
-        pytest.skip("stateful, or an LLM's")
     rng = np.random.default_rng(5)
     policy = example.make(rng, None)
     states, decisions = [], []
@@ -101,15 +98,13 @@ def test_a_stateless_policy_decides_each_observation_on_its_own(example):
         assert fresh.decide(observation) == decision
 
 
+@pytest.mark.parametrize("example", examples(stateful=True, calls_llm=False))
 def test_a_stateful_policy_shows_its_memory_and_forgets_on_reset(example):
-    kind = classifier(example)
-    if not kind.stateful or kind.calls_llm:
-        pytest.skip("stateless, or an LLM's")
     rng = np.random.default_rng(5)
     policy = example.make(rng, None)
     after_make = rng.bit_generator.state
     first = [policy.decide(observation) for observation in example.observations()]
-    if not kind.stochastic:
+    if not classifier(example).stochastic:
         alone = [example.make(np.random.default_rng(5), None).decide(o) for o in example.observations()]
         assert alone != first, "the observations do not show what the policy remembers"
     policy.reset()
@@ -117,9 +112,8 @@ def test_a_stateful_policy_shows_its_memory_and_forgets_on_reset(example):
     assert [policy.decide(observation) for observation in example.observations()] == first
 
 
+@pytest.mark.parametrize("example", examples(calls_llm=True))
 def test_an_llm_policy_asks_once_per_decision_and_falls_back_counted(example):
-    if not classifier(example).calls_llm:
-        pytest.skip("a rule policy")
     client = ScriptedClient(nonsense)
     policy = example.make(np.random.default_rng(0), client)
     observations = example.observations()
@@ -134,8 +128,7 @@ def test_an_llm_policy_asks_once_per_decision_and_falls_back_counted(example):
         assert answered.fallback_count == 0 and answered.llm_decisions >= len(observations)
 
 
+@pytest.mark.parametrize("example", examples(calls_llm=False))
 def test_a_rule_policy_holds_no_llm_client(example):
-    if classifier(example).calls_llm:
-        pytest.skip("an LLM's")
     policy = example.make(np.random.default_rng(0), ScriptedClient(nonsense))
     assert not any(isinstance(value, LLMClient) for value in vars(policy).values())
