@@ -1,6 +1,7 @@
 """Ahoy's prompt builder and LLM access function with a scripted LLM (no network): Appendix D's prompts, a Buyer
 enacting Purchase, counted fallbacks for malformed replies, tools, external events, and the adapter's refusal."""
 
+import asyncio
 import json
 import re
 import uuid
@@ -10,17 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit.ahoy.goal import Goal
-from coordkit.ahoy.llm_brain import NULL_LIMIT, BadReply, llm_brain, parse_reply
+from coordkit.ahoy.llm_policies import NULL_LIMIT, BadReply, ahoy_policy, parse_reply
+from coordkit.ahoy.model import AHOY, AhoyEnactment
+from coordkit.ahoy.policies import Turn
 from coordkit.ahoy.prompts import BSPL_SEMANTICS, roles_of, system_prompt, user_prompt
 from coordkit.ahoy.tools import Toolbox
 from coordkit.bspl import load
-from coordkit.bspl.kiko import RECEIVED, START, Event, EnactmentModel, messages_frame
+from coordkit.bspl.kiko import RECEIVED, START, Event
 from coordkit.bspl.semantics import Instance
 from coordkit.llm import LLMError, ScriptedClient
-from coordkit.policies import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError
+from coordkit.policies import Classifier, Policy
 
 PURCHASE = load("purchase")
-SYSTEM = {"Purchase": {"Buyer": "ahoy", "Seller": "shop", "Shipper": "ups"}}
 GOAL = Goal(items=("pen",), budget=20, address="123 Main St, Raleigh, NC 27606")
 
 
@@ -28,16 +31,15 @@ def reply(choice, params=None, tools=()):
     return json.dumps({"choice": choice, "params": params or {}, "tool_requests": list(tools)})
 
 
-def rule_buyer(agent, forms, event):
+class RuleBuyer(Policy):
     """The fallback: a minimal rule brain that sends one rfq at the start and nothing else."""
-    return [f.bind(PURCHASE, ID="rule-1", item="pen") for f in forms if f.schema.name == "rfq" and event.kind == START]
 
+    classifier = Classifier()
 
-def counterparts(model):
-    """A Seller quoting 4 and shipping what is accepted, and a Shipper delivering."""
-    model.agent("shop").decision(lambda agent, forms, event: [
-        f.bind(PURCHASE, price=4) if f.schema.name == "quote" else f.bind(PURCHASE, shipped=True) for f in forms])
-    model.agent("ups").decision(lambda agent, forms, event: [f.bind(PURCHASE, outcome="delivered") for f in forms])
+    def decide(self, turn: Turn) -> list[Instance]:
+        protocol = turn.agent.states["Purchase"].protocol
+        return [f.bind(protocol, ID="rule-1", item="pen") for f in turn.forms
+                if f.schema.name == "rfq" and turn.event.kind == START]
 
 
 def options(request) -> dict[str, int]:
@@ -59,22 +61,35 @@ def scripted_buyer(request, wrong_item=False):
     return reply(None)
 
 
-def enact(seed=0, script=scripted_buyer, events=None):
-    model = EnactmentModel([PURCHASE], SYSTEM, rng=seed)
+def calls(policy) -> int:
+    """The access function's LLM calls (those that fell back included)."""
+    return policy.llm_decisions + policy.fallback_count
+
+
+def enact(seed=0, script=scripted_buyer):
+    """The Ahoy agent buys a pen through the access function (the Buyer's rule brain as fallback)."""
     client = ScriptedClient(script)
-    brain = llm_brain(client, GOAL, [PURCHASE], rule_buyer, events=events)
-    model.agent("ahoy").decision(brain)
-    counterparts(model)
-    return model.run(), brain, client
+    model = AhoyEnactment(llm=client, rng=seed).run()
+    (seat,) = model.seats
+    return model, seat.policy, client
 
 
 def buyer_after_quote(seed=0):
-    """An agent that has sent rfq and received a quote, not yet run."""
-    model = EnactmentModel([PURCHASE], SYSTEM, rng=seed)
-    agent, state = model.agent("ahoy"), model.agent("ahoy").states["Purchase"]
-    state.send(Instance.of(PURCHASE, "rfq", ID="fcba", item="pen"))
-    state.receive(Instance.of(PURCHASE, "quote", ID="fcba", item="pen", price=4))
+    """The Ahoy agent after it sent rfq and received a quote (the model not run)."""
+    agent = AhoyEnactment(rng=seed).agent(AHOY)
+    state = agent.states["Purchase"]
+    state.send(Instance.of(state.protocol, "rfq", ID="fcba", item="pen"))
+    state.receive(Instance.of(state.protocol, "quote", ID="fcba", item="pen", price=4))
     return agent
+
+
+def access(script, **options):
+    """The access function over a scripted client, with :class:`RuleBuyer` as its fallback."""
+    return ahoy_policy(ScriptedClient(script), RuleBuyer(), GOAL, [PURCHASE], **options)
+
+
+def turn(agent, kind=START):
+    return Turn(agent, tuple(agent.enabled()), Event(kind))
 
 
 def test_the_system_prompt_follows_listing_1_9():
@@ -107,16 +122,17 @@ def test_the_user_prompt_follows_listing_1_10():
 
 
 def test_a_scripted_llm_enacts_purchase_as_the_buyer():
-    model, brain, client = enact()
-    messages = messages_frame(model)
+    model, policy, client = enact()
+    messages = model.messages()
     assert list(messages["message"]) == ["rfq", "quote", "accept", "ship", "deliver", "completed"]
-    assert model.violations == 0 and not brain.fallbacks and brain.calls == len(client.requests) >= 3
-    assert brain.nulls == brain.calls - 3  # every call but the three choices declined
-    rfq = model.agent("ahoy").states["Purchase"].history[0]
+    assert model.violations == 0 and not policy.fallbacks and calls(policy) == len(client.requests) >= 3
+    assert model.llm_calls == calls(policy) and model.llm_fallbacks == 0
+    assert policy.nulls == calls(policy) - 3  # every call but the three choices declined
+    rfq = model.agent(AHOY).states["Purchase"].history[0]
     assert uuid.UUID(rfq.payload["ID"]).version == 4 and rfq.payload["item"] == "pen under $20"
     assert client.requests[0].system == client.requests[-1].system  # written once per enactment
     again, _, _ = enact()
-    assert again.agent("ahoy").states["Purchase"].history[0].payload["ID"] == rfq.payload["ID"]  # seeded uuid
+    assert again.agent(AHOY).states["Purchase"].history[0].payload["ID"] == rfq.payload["ID"]  # seeded uuid
 
 
 @pytest.mark.parametrize("text, kind", [
@@ -129,26 +145,26 @@ def test_a_scripted_llm_enacts_purchase_as_the_buyer():
 ])
 def test_malformed_replies_fall_back_to_the_rule_brain_and_are_counted(text, kind):
     agent = buyer_after_quote()
-    brain = llm_brain(ScriptedClient([text]), GOAL, [PURCHASE], rule_buyer)
-    decision = brain(agent, agent.enabled(), Event(START))
+    policy = access([text])
+    decision = policy.decide(turn(agent))
     assert [str(i) for i in decision] == ["rfq(ID=rule-1, item=pen)"]  # the rule brain decided
-    assert brain.fallbacks == {"unparseable reply": 1} and brain.rejections == {kind: 1} and brain.calls == 1
+    assert policy.fallbacks == {"unparseable reply": 1} and policy.rejections == {kind: 1} and calls(policy) == 1
 
 
 def test_a_failed_call_falls_back_too():
     agent = buyer_after_quote()
-    brain = llm_brain(ScriptedClient([LLMError("rate limited")]), GOAL, [PURCHASE], rule_buyer)
-    assert len(brain(agent, agent.enabled(), Event(START))) == 1
-    assert brain.fallbacks == {"call failed (LLMError)": 1} and not brain.rejections
+    policy = access([LLMError("rate limited")])
+    assert len(policy.decide(turn(agent))) == 1
+    assert policy.fallbacks == {"call failed (LLMError)": 1} and not policy.rejections
 
 
 def test_a_reply_in_a_markdown_code_block_is_read_and_bound():
     agent = buyer_after_quote()
     text = "I accept the cheapest quote.\n```json\n" + reply(1, {"address": "Main St", "resp": "ok"}) + "\n```"
-    brain = llm_brain(ScriptedClient([text]), GOAL, [PURCHASE], rule_buyer)
-    (instance,) = brain(agent, agent.enabled(), Event(START))
+    policy = access([text])
+    (instance,) = policy.decide(turn(agent))
     assert str(instance) == "accept(ID=fcba, item=pen, price=4, address=Main St, resp=ok)"
-    assert agent.emit(instance) and not brain.fallbacks
+    assert agent.emit(instance) and not policy.fallbacks
 
 
 def test_a_tool_request_runs_locally_and_its_result_reaches_the_next_call():
@@ -158,9 +174,9 @@ def test_a_tool_request_runs_locally_and_its_result_reaches_the_next_call():
     client = ScriptedClient([reply(None, tools=[save, {"tool": "rm_rf", "args": {}}]),
                              reply(1, {"address": "Main St", "resp": "ok"})])
     toolbox = Toolbox()
-    brain = llm_brain(client, GOAL, [PURCHASE], rule_buyer, toolbox=toolbox)
-    (instance,) = brain(agent, agent.enabled(), Event(START))
-    assert instance.schema.name == "accept" and brain.calls == 2 and brain.nulls == 0
+    policy = ahoy_policy(client, RuleBuyer(), GOAL, [PURCHASE], toolbox=toolbox)
+    (instance,) = policy.decide(turn(agent))
+    assert instance.schema.name == "accept" and calls(policy) == 2 and policy.nulls == 0
     assert toolbox.memory == {"Buyer": {"price_strategy": "accept above $50"}}
     roles = [role for role, _ in client.requests[1].messages]
     follow_up = client.requests[1].messages[-1][1]
@@ -169,32 +185,41 @@ def test_a_tool_request_runs_locally_and_its_result_reaches_the_next_call():
     assert "ERROR: unknown tool 'rm_rf'" in follow_up
 
 
+def test_a_tool_round_is_the_same_decision_when_awaited():
+    agent, twin = buyer_after_quote(), buyer_after_quote()
+    save = {"tool": "save_state_to_memory", "args": {"agent_name": "Buyer", "key": "k", "value": 1}}
+    script = [reply(None, tools=[save]), reply(1, {"address": "Main St", "resp": "ok"})]
+    policy, awaited = access(list(script)), access(list(script))
+    assert policy.decide(turn(agent)) == asyncio.run(awaited.decide_async(turn(twin)))
+    assert calls(awaited) == 2 and awaited.toolbox.memory == {"Buyer": {"k": 1}}
+
+
 def test_tool_rounds_are_limited():
     agent = buyer_after_quote()
     asking = reply(None, tools=[{"tool": "save_state_to_memory", "args": {"agent_name": "a", "key": "k", "value": 1}}])
-    brain = llm_brain(ScriptedClient([asking], repeat=True), GOAL, [PURCHASE], rule_buyer, max_tool_rounds=2)
-    assert brain(agent, agent.enabled(), Event(START)) == [] and brain.calls == 3 and brain.nulls == 1
+    policy = ahoy_policy(ScriptedClient([asking], repeat=True), RuleBuyer(), GOAL, [PURCHASE], max_tool_rounds=2)
+    assert policy.decide(turn(agent)) == [] and calls(policy) == 3 and policy.nulls == 1
 
 
 def test_the_adapter_refuses_a_binding_that_contradicts_an_in_parameter():
-    model, brain, _ = enact(script=lambda request: scripted_buyer(request, wrong_item=True))
-    assert model.violations == 1 and "item='laptop'" in model.agent("ahoy").violations[0]
-    assert "accept" not in set(messages_frame(model)["message"]) and not brain.fallbacks
+    model, policy, _ = enact(script=lambda request: scripted_buyer(request, wrong_item=True))
+    assert model.violations == 1 and "item='laptop'" in model.agent(AHOY).violations[0]
+    assert "accept" not in set(model.messages()["message"]) and not policy.fallbacks
 
 
 def test_external_events_are_shown_until_a_new_enactment_handles_them():
     lamp = {"timestamp": "2025-01-01T10:00:00", "event_type": "new_order", "message": "Buy a lamp under $30",
             "priority": "high", "metadata": {"item": "lamp"}}
-    events = [lamp]
     agent = buyer_after_quote()
+    agent.events.pending.append(lamp)
     client = ScriptedClient([reply(1, {"address": "Main St", "resp": "ok"}), reply(0, {"item": "lamp"}),
                              reply(None)])
-    brain = llm_brain(client, GOAL, [PURCHASE], rule_buyer, events=events)
-    brain(agent, agent.enabled(), Event(START))  # accept continues the pen enactment: the event stays
-    assert events == [lamp] and brain.handled == []
-    (rfq,) = brain(agent, agent.enabled(), Event(START))  # rfq starts a new enactment: handled
-    assert rfq.payload["item"] == "lamp" and events == [] and brain.handled == [lamp]
-    brain(agent, agent.enabled(), Event(START))
+    policy = ahoy_policy(client, RuleBuyer(), GOAL, [PURCHASE])
+    policy.decide(turn(agent))  # accept continues the pen enactment: the event stays
+    assert agent.events.pending == [lamp] and agent.events.handled == []
+    (rfq,) = policy.decide(turn(agent))  # rfq starts a new enactment: handled
+    assert rfq.payload["item"] == "lamp" and agent.events.pending == [] and agent.events.handled == [lamp]
+    policy.decide(turn(agent))
     prompts = [r.messages[0][1] for r in client.requests]
     assert all("=== PENDING EXTERNAL EVENTS ===" in p and "Buy a lamp under $30" in p for p in prompts[:2])
     assert '[HIGH] new_order at 2025-01-01T10:00:00' in prompts[0] and '"item": "lamp"' in prompts[0]
@@ -203,17 +228,23 @@ def test_external_events_are_shown_until_a_new_enactment_handles_them():
 
 def test_five_null_decisions_in_a_row_end_the_run_and_no_options_means_no_call():
     agent = buyer_after_quote()
-    client = ScriptedClient([reply(None)] * 4 + [reply(1, {"address": "x", "resp": "y"})] + [reply(None)] * 5)
-    brain = llm_brain(client, GOAL, [PURCHASE], rule_buyer)
+    policy = access([reply(None)] * 4 + [reply(1, {"address": "x", "resp": "y"})] + [reply(None)] * 5)
     for _ in range(4):
-        brain(agent, agent.enabled(), Event(RECEIVED))
-    assert not brain.done()
-    brain(agent, agent.enabled(), Event(RECEIVED))  # a choice resets the count
+        policy.decide(turn(agent, RECEIVED))
+    assert not policy.done()
+    policy.decide(turn(agent, RECEIVED))  # a choice resets the count
     for _ in range(NULL_LIMIT):
-        assert not brain.done()
-        brain(agent, agent.enabled(), Event(RECEIVED))
-    assert brain.done() and brain.nulls == 9
-    assert brain(agent, [], Event(RECEIVED)) == [] and brain.calls == 10
+        assert not policy.done()
+        policy.decide(turn(agent, RECEIVED))
+    assert policy.done() and policy.nulls == 9
+    assert policy.decide(Turn(agent, (), Event(RECEIVED))) == [] and calls(policy) == 10
+    policy.reset()
+    assert not policy.done()
+
+
+def test_the_access_function_is_classified_by_its_fallback():
+    policy = access([])
+    assert policy.classifier == Classifier(stochastic=True, stateful=False, calls_llm=True)
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),

@@ -1,16 +1,21 @@
 """Ahoy §5 offline: termination derived from the protocols, the rule brains and counterparts, and the four
-scenarios — no violations, every role done, reproducible per seed, the right branch, separate event bindings."""
+scenarios — no violations, every role done, reproducible per seed, the right branch, separate event bindings —
+and the model's declared parameters, frame and summary."""
 
+import math
 from functools import cache
 
 import pytest
 
-from coordkit.ahoy import scenarios
-from coordkit.ahoy.brains import brain_factory
+from coordkit.ahoy import experiments
 from coordkit.ahoy.goal import Goal
+from coordkit.ahoy.model import AHOY, CONCURRENT, RALEIGH, TROLLEY, AhoyEnactment
+from coordkit.ahoy.policies import Counterpart, Turn, rule_brain
 from coordkit.ahoy.termination import final_messages, finished
 from coordkit.bspl import load
 from coordkit.bspl.semantics import Instance, LocalState
+from coordkit.parameters import ParameterError
+from coordkit.policies import Policy
 
 PURCHASE, LOGISTICS, FLEXIBLE = load("purchase"), load("logistics"), load("flexible_purchase_corrected")
 
@@ -24,8 +29,8 @@ def test_an_order_takes_several_items():
 
 
 @cache
-def runs(seed: int = 0) -> dict[str, scenarios.Run]:
-    return {run.scenario: run for run in scenarios.all_scenarios(seed)}
+def runs(seed: int = 0) -> dict[str, AhoyEnactment]:
+    return experiments.all_scenarios(seed)
 
 
 def test_termination_conditions_come_from_the_protocols():
@@ -62,19 +67,17 @@ def test_a_customer_that_paid_waits_for_its_receipt():
     "branching-urgent", "branching-cheapest", "branching-ambiguous", "external-event",
 ])
 def test_every_scenario_completes_without_violations_and_every_role_terminates(name):
-    run = runs()[name]
-    assert run.model.violations == 0 and run.terminated and not run.model.in_transit
-    assert run.summary()["llm_calls"] == 0 and run.summary()["decisions"] > 0
+    model = runs()[name]
+    assert model.violations == 0 and model.finished() and not model.in_transit
+    assert model.summary()["llm_calls"] == 0 and model.summary()["decisions"] > 0
 
 
 def test_the_buyer_takes_quotes_within_budget_and_the_merchant_wraps_only_what_arrived():
-    run = runs()["concurrent"]
-    accepted = [i.payload for i in run.model.agent(scenarios.AHOY).states["Purchase"].history
-                if i.schema.name == "accept"]
+    model = runs()["concurrent"]
+    accepted = [i.payload for i in model.agent(AHOY).states["Purchase"].history if i.schema.name == "accept"]
     assert sorted(a["price"] for a in accepted) == [27, 39, 42]  # the paper's quotes, all within budget
-    assert all(a["price"] <= scenarios.CONCURRENT.budget_for(a["item"]) and "Portland" in a["address"]
-               for a in accepted)
-    log = run.messages
+    assert all(a["price"] <= CONCURRENT.budget_for(a["item"]) and "Portland" in a["address"] for a in accepted)
+    log = model.messages()
     assert log[log["message"] == "RequestLabel"]["step"].max() < log[log["message"] == "quote"]["step"].min()
     delivered = log[log["message"] == "deliver"]
     for row in log[log["message"] == "RequestWrapping"].itertuples():
@@ -86,7 +89,7 @@ def test_the_buyer_takes_quotes_within_budget_and_the_merchant_wraps_only_what_a
 
 
 def test_concurrent_roles_wrap_and_pack_every_item():
-    log = runs()["concurrent"].messages
+    log = runs()["concurrent"].messages()
     assert (log["message"] == "Packed").sum() == 3 and (log["message"] == "completed").sum() == 3
     wrapped = log[log["message"] == "Wrapped"]["instance"]
     assert wrapped.str.contains("wooden bat.*wrapping=standard").any()
@@ -94,77 +97,143 @@ def test_concurrent_roles_wrap_and_pack_every_item():
 
 
 def test_an_over_budget_quote_is_rejected_and_the_buyer_still_ends():
-    run = scenarios.enact("tight", [PURCHASE], Goal(items=("pen",), budget=3, address="Main St"))
-    assert list(run.messages["message"]) == ["rfq", "quote", "reject", "completed"]
-    assert "satisfaction=none" in run.messages["instance"].iloc[-1] and run.terminated
+    model = AhoyEnactment(budget=3).run()
+    assert list(model.messages()["message"]) == ["rfq", "quote", "reject", "completed"]
+    assert "satisfaction=none" in model.messages()["instance"].iloc[-1] and model.finished()
 
 
 def test_runs_are_reproducible_per_seed():
-    first = scenarios.external_event(seed=7).messages
-    assert first.equals(scenarios.external_event(seed=7).messages)
-    assert not first.equals(scenarios.external_event(seed=8).messages)  # other IDs, other delays
+    first = experiments.external_event(seed=7)["external-event"]
+    again = experiments.external_event(seed=7)["external-event"]
+    assert first.messages().equals(again.messages()) and first.frame().equals(again.frame())
+    assert first.summary() == again.summary()
+    other = experiments.external_event(seed=8)["external-event"]
+    assert not first.messages().equals(other.messages())  # other IDs, other delays
 
 
 def test_branching_follows_the_users_delivery_preference():
-    paths = {name: scenarios.delivery_path(runs()[f"branching-{name}"]) for name in scenarios.BRANCHES}
+    paths = {name: runs()[f"branching-{name}"].delivery_path() for name in experiments.BRANCHES}
     assert paths == {"urgent": "express", "cheapest": "standard", "ambiguous": "standard"}
-    for name in scenarios.BRANCHES:
-        assert list(runs()[f"branching-{name}"].messages["message"])[-1] == "receipt"
+    for name in experiments.BRANCHES:
+        assert list(runs()[f"branching-{name}"].messages()["message"])[-1] == "receipt"
 
 
 def test_an_external_event_starts_a_second_enactment_with_its_own_bindings():
-    run = scenarios.external_event(at_step=2)
-    ahoy = run.model.agent(scenarios.AHOY)
+    model = experiments.external_event(event_step=2)["external-event"]
+    ahoy = model.agent(AHOY)
     assert not ahoy.events.pending and len(ahoy.events.handled) == 1
-    log = run.messages
+    log = model.messages()
     rfqs = log[log["message"] == "rfq"]
     assert list(rfqs["step"]) == [1, 2]  # the trolley's rfq follows the event, while the pen is under way
     assert log[log["message"] == "completed"]["step"].min() > 2
     state = ahoy.states["Purchase"]
     known = {k["item"]: k for k in (state.knowledge({"ID": i.payload["ID"]}) for i in state.history
                                     if i.schema.name == "rfq")}
-    trolley = scenarios.TROLLEY["metadata"]
-    assert known["pen"]["address"] == scenarios.RALEIGH and known["pen"]["price"] <= 20
+    trolley = TROLLEY["metadata"]
+    assert known["pen"]["address"] == RALEIGH and known["pen"]["price"] <= 20
     assert known["trolley"]["address"] == trolley["address"] and known["trolley"]["price"] <= trolley["budget"]
     assert known["pen"]["ID"] != known["trolley"]["ID"]
-    assert (log["sender"] == scenarios.AHOY).sum() == 6  # rfq, accept, completed for each: the paper's 6
+    assert (log["sender"] == AHOY).sum() == 6  # rfq, accept, completed for each: the paper's 6
 
 
-def test_a_violating_decision_maker_is_refused_and_counted_while_the_enactment_goes_on():
-    def greedy(protocol_name, role, goal):
-        brain = brain_factory(protocol_name, role, goal)
+class GreedyBuyer(Policy):
+    """The Buyer's rule brain, and after each accept a reject too: its 'out resp' is already bound."""
 
-        def decide(agent, forms, event):  # after each accept, a reject too: its 'out resp' is already bound
-            chosen = brain(agent, forms, event)
-            rejects = [Instance.of(agent.state_of(i).protocol, "reject", ID=i.payload["ID"], item=i.payload["item"],
-                                   price=i.payload["price"], outcome="no", resp="no")
-                       for i in chosen if i.schema.name == "accept"]
-            return chosen + rejects
+    def __init__(self, buyer: Policy):
+        self.buyer = buyer
 
-        return decide
+    def decide(self, turn: Turn) -> list[Instance]:
+        chosen = self.buyer.decide(turn)
+        protocol = turn.agent.states["Purchase"].protocol
+        rejects = [Instance.of(protocol, "reject", ID=i.payload["ID"], item=i.payload["item"],
+                               price=i.payload["price"], outcome="no", resp="no")
+                   for i in chosen if i.schema.name == "accept"]
+        return chosen + rejects
 
-    run = scenarios.programming_freeness(brain_factory=greedy)[0]
-    violations = run.model.agent(scenarios.AHOY).violations
-    assert run.model.violations == 1 and "already bound" in violations[0]
-    assert "reject" not in set(run.messages["message"]) and run.terminated
+
+def test_a_violating_policy_is_refused_and_counted_while_the_enactment_goes_on():
+    model = AhoyEnactment(rng=0)
+    (seat,) = model.seats
+    seat.policy = GreedyBuyer(seat.policy)
+    model.run()
+    violations = model.agent(AHOY).violations
+    assert model.violations == 1 and "already bound" in violations[0]
+    assert "reject" not in set(model.messages()["message"]) and model.finished()
+    assert model.frame()["violations"].is_monotonic_increasing and model.frame()["violations"].iloc[-1] == 1
 
 
 def test_brains_and_counterparts_refuse_roles_they_do_not_know():
-    from coordkit.ahoy.counterparts import counterpart
-
     with pytest.raises(KeyError, match="no rule brain for Purchase:Seller"):
-        brain_factory("Purchase", "Seller", Goal())
+        rule_brain("Purchase", "Seller", Goal())
     with pytest.raises(KeyError, match="no counterpart for Purchase:Buyer"):
-        counterpart("Purchase", "Buyer")
+        Counterpart("Purchase", "Buyer")
+
+
+def test_the_goal_comes_from_the_parameters_unless_given():
+    assert AhoyEnactment().pursued_goal == Goal(items=("pen",), budget=20.0, address=RALEIGH)
+    urgent = AhoyEnactment(protocols="flexible_purchase", item="trolley", budget=30, delivery="urgent")
+    assert urgent.pursued_goal == Goal(items=("trolley",), budget=30.0, address=RALEIGH, delivery="urgent")
+    assert AhoyEnactment(protocols="logistics").pursued_goal.orders == CONCURRENT.orders
+    assert AhoyEnactment(protocols="purchase+logistics").pursued_goal is CONCURRENT
+    mine = Goal(items=("lamp",), budget=12, address="Elm St")
+    model = AhoyEnactment(goal=mine, item="pen").run()
+    assert model.pursued_goal is mine and "item=lamp" in model.messages()["instance"].iloc[0] and model.finished()
+
+
+@pytest.mark.parametrize("params, problem", [
+    ({"max_delay": 0}, "max_delay=0 is out of range"),
+    ({"max_steps": math.inf}, "max_steps=inf is not an integer"),
+    ({"max_steps": 10**9}, "max_steps=1000000000 is out of range"),
+    ({"budget": math.nan}, "budget=nan is not a finite number"),
+    ({"time_limit_s": 0}, "time_limit_s=0 is out of range"),
+    ({"event_step": 2.0}, "event_step=2.0 is not an integer; pass 2"),
+    ({"event_step": 20, "max_steps": 10}, "event_step=20 comes after the last step"),
+    ({"protocols": "flexible"}, "did you mean 'flexible_purchase'"),
+    ({"goal": "a pen"}, "goal takes a Goal"),
+])
+def test_every_parameter_is_bounded_and_checked(params, problem):
+    with pytest.raises(ParameterError, match=problem):
+        AhoyEnactment(**params)
+
+
+def test_a_run_stops_at_its_step_and_time_limits():
+    assert AhoyEnactment(max_steps=3).run().steps == 3
+    stopped = AhoyEnactment(time_limit_s=1e-9).run()  # §3.3's time limit: any step takes longer
+    assert stopped.steps == 1 and not stopped.finished()
+
+
+def test_the_frame_has_a_row_per_step_from_the_initial_state():
+    model = runs()["external-event"]
+    frame = model.frame()
+    assert list(frame.columns) == ["step", "messages", "ahoy_messages", "in_transit", "decisions", "llm_calls",
+                                   "violations", "finished"]
+    assert list(frame["step"]) == list(range(model.steps + 1))
+    assert frame.iloc[0].tolist() == [0, 0, 0, 0, 0, 0, 0, False]
+    assert frame.iloc[-1][["messages", "ahoy_messages", "decisions"]].tolist() == [
+        len(model.messages()), 6, model.summary()["decisions"]]
+    assert frame["finished"].iloc[-1] and not frame["finished"].iloc[:-1].any()
+
+
+def test_the_summary_holds_no_wall_time_and_a_figure_is_the_same_on_every_run(tmp_path):
+    """The defect fixed: ``coordkit reproduce ahoy-scenarios`` wrote each run's wall time, so a new CSV each time."""
+    assert "seconds" not in AhoyEnactment().run().summary()
+    first, second = (experiments.scenarios(2, 0) for _ in range(2))
+    assert "seconds" not in first.columns and "llm_fallbacks" not in first.columns
+    first.to_csv(tmp_path / "first.csv", index=False)
+    second.to_csv(tmp_path / "second.csv", index=False)
+    assert (tmp_path / "first.csv").read_bytes() == (tmp_path / "second.csv").read_bytes()
 
 
 def test_the_figure_sets_the_kit_beside_the_paper():
     from coordkit import figures
 
-    figure = figures.get("ahoy-scenarios")
+    figure = figures.registered()["ahoy-scenarios"]
     frame = figure.compute(1, 0)
     assert len(frame) == 7 and (frame["violations"] == 0).all()
-    compared = figure.compare(frame)
-    assert list(compared.columns) == ["metric", "paper", "kit"]
-    assert compared.set_index("metric").loc["branching-urgent: delivery", "kit"] == "express"
+    compared = figure.compare(frame).set_index("metric")
+    assert list(compared.columns) == ["paper", "kit"]
+    assert compared.loc["branching-urgent: delivery", "kit"] == "express"
+    assert compared.loc["freeness-purchase: llm_calls", "paper"] == "4 LLM calls"
+    assert compared.loc["concurrent: seconds", "kit"] == "not comparable: rule brains, no LLM calls"
+    assert not compared["kit"].str.contains(r"\d s\b").any()  # no wall time anywhere
     assert figure.chart(frame).to_dict()["mark"]["type"] == "bar"

@@ -1,17 +1,20 @@
 """The Kiko-style programming model: decision makers over enabled forms, checked emissions, seeded delivery."""
 
+import math
+
 import pytest
 
 from coordkit.bspl import load
-from coordkit.bspl.kiko import RECEIVED, START, EnactmentModel, messages_frame
+from coordkit.bspl.kiko import RECEIVED, START, EnactmentModel
 from coordkit.bspl.semantics import Instance
+from coordkit.parameters import ParameterError
 
 PURCHASE = load("purchase")
 SYSTEM = {"Purchase": {"Buyer": "ahoy", "Seller": "shop", "Shipper": "ups"}}
 
 
 def purchase(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
-    model = EnactmentModel([PURCHASE], SYSTEM, max_delay=max_delay, rng=seed)
+    model = EnactmentModel(protocols=[PURCHASE], system=SYSTEM, max_delay=max_delay, rng=seed)
     buyer, seller, shipper = (model.agent(n) for n in ("ahoy", "shop", "ups"))
 
     @buyer.decision
@@ -37,7 +40,7 @@ def purchase(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
 
 def test_decision_makers_enact_purchase_to_the_end():
     model = purchase()
-    messages = messages_frame(model)
+    messages = model.messages()
     assert list(messages["message"]) == ["rfq", "quote", "accept", "ship", "deliver", "completed"]
     assert list(messages["recipient"]) == ["shop", "ahoy", "shop", "ups", "ahoy", "shop"]
     assert model.violations == 0 and not model.in_transit
@@ -46,17 +49,41 @@ def test_decision_makers_enact_purchase_to_the_end():
 def test_the_adapter_refuses_a_violating_message_and_the_enactment_goes_on():
     model = purchase(greedy_buyer=True)
     assert model.violations == 1 and "already bound" in model.agent("ahoy").violations[0]
-    assert "reject" not in set(messages_frame(model)["message"]) and "completed" in set(messages_frame(model)["message"])
+    assert "reject" not in set(model.messages()["message"]) and "completed" in set(model.messages()["message"])
 
 
 def test_delivery_is_asynchronous_and_seeded():
-    steps = {seed: list(messages_frame(purchase(seed, max_delay=4))["step"]) for seed in range(6)}
-    assert steps[3] == list(messages_frame(purchase(3, max_delay=4))["step"])
+    steps = {seed: list(purchase(seed, max_delay=4).messages()["step"]) for seed in range(6)}
+    assert steps[3] == list(purchase(3, max_delay=4).messages()["step"])
     assert len({tuple(s) for s in steps.values()}) > 1
 
 
-def test_bad_systems_are_refused():
-    with pytest.raises(ValueError, match="at least one step"):
-        EnactmentModel([PURCHASE], SYSTEM, max_delay=0)
+def test_the_frame_counts_messages_step_by_step_from_the_initial_state():
+    model = purchase()
+    frame = model.frame()
+    assert list(frame.columns) == ["step", "messages", "in_transit", "violations"]
+    assert list(frame["step"]) == list(range(model.steps + 1)) and frame.iloc[0].tolist() == [0, 0, 0, 0]
+    sent = model.messages().groupby("step").size().reindex(frame["step"], fill_value=0).cumsum()
+    assert list(frame["messages"]) == list(sent)
+    assert frame["messages"].iloc[-1] == 6 and frame["in_transit"].iloc[-1] == 0
+    assert model.summary() == {"steps": model.steps, "messages": 6, "in_transit": 0, "violations": 0}
+
+
+def test_without_a_system_each_role_is_played_by_an_agent_named_after_it():
+    model = EnactmentModel(rng=0)
+    assert sorted(model.by_name) == ["Buyer", "Seller", "Shipper"] and list(model.in_play) == ["Purchase"]
+    assert model.agent("Buyer").states["Purchase"].roles == ("Buyer",)
+    assert model.run().steps == 1 and model.summary()["messages"] == 0  # nobody decides: nothing happens
+
+
+def test_bad_systems_and_values_are_refused():
+    with pytest.raises(ValueError, match="max_delay=0 is out of range"):
+        EnactmentModel(protocols=[PURCHASE], system=SYSTEM, max_delay=0)
     with pytest.raises(ValueError, match="were not given"):
-        EnactmentModel([PURCHASE], {"Logistics": {"Merchant": "m"}})
+        EnactmentModel(protocols=[PURCHASE], system={"Logistics": {"Merchant": "m"}})
+    with pytest.raises(ParameterError, match=r"leaves the roles \['Shipper'\] of Purchase to nobody"):
+        EnactmentModel(protocols=[PURCHASE], system={"Purchase": {"Buyer": "b", "Seller": "s"}})
+    with pytest.raises(ParameterError, match="list of Protocol objects"):
+        EnactmentModel(protocols=["purchase"])
+    with pytest.raises(ParameterError, match="max_steps"):
+        EnactmentModel(max_steps=math.inf)

@@ -3,7 +3,7 @@ and the user prompt, written afresh for every decision (Listing 1.10).
 
 The user prompt lists the enabled messages as numbered options, ``i) Protocol/message [in: k=v, ...] - out:
 ['a', 'b']``: the LLM answers ``{"choice": i, "params": {...}, "tool_requests": [...]}``
-(:mod:`coordkit.ahoy.llm_brain` reads it). The paper prints the option without ``in`` parameters as
+(:mod:`coordkit.ahoy.llm_policies` reads it). The paper prints the option without ``in`` parameters as
 ``0) Purchase/rfq -out: [...]``; here every option reads ``- out:``.
 """
 

@@ -1,25 +1,33 @@
 """A Kiko-style programming model (Ahoy §2.2) on Mesa: agents play roles, decision makers pick from enabled forms.
 
 - A :class:`ProtocolAgent` plays roles in one or more protocols. Its **decision makers** are called on start, on
-  each reception and whenever its set of enabled messages changes (its own emissions included: the next step); each gets the enabled :class:`Form` s and the
-  :class:`Event`, and returns the instances to send (``form.bind(...)``).
+  each reception and whenever its set of enabled messages changes (its own emissions included: the next step);
+  each gets the enabled :class:`Form` s and the :class:`Event`, and returns the instances to send
+  (``form.bind(...)``).
 - The adapter checks every emission (:meth:`LocalState.check_emission`): a violation is counted and the instance is
   not sent — the decision maker cannot break the protocol.
-- The :class:`EnactmentModel` is the Mesa model. Each step delivers the messages due this step (each message in
-  transit waits a seeded random number of steps, so arrival order varies by seed), then lets every agent decide.
+- :class:`Enactment` is the machinery every model that enacts protocols shares: agents by name, an in-memory
+  transport in which each message waits a seeded random number of steps (so arrival order varies by seed), the
+  message log, the exchange of one step (deliveries, then every agent decides), violations, and the per-step frame.
+  :class:`EnactmentModel` is the plain Kiko system built on it; :class:`coordkit.ahoy.AhoyEnactment` is another.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import mesa
 import pandas as pd
 
+from coordkit.bspl.parser import load
 from coordkit.bspl.protocol import Protocol
 from coordkit.bspl.semantics import Form, Instance, LocalState, ProtocolViolation
+from coordkit.model import Model
+from coordkit.parameters import Instance as InstanceParam
+from coordkit.parameters import Integer, ParameterError, Parameters
 
 START, RECEIVED, ENABLED = "start", "received", "enabled changed"
+MESSAGE_COLUMNS = ["step", "protocol", "message", "sender", "recipient", "instance"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,13 @@ class Event:
 
 
 DecisionMaker = Callable[["ProtocolAgent", list[Form], Event], Iterable[Instance]]
+Cast = dict[str, dict[str, str]]  # {protocol name: {role: agent name}}: who plays which role
 
 
-@dataclass
+@dataclass(frozen=True)
 class Delivery:
+    """A message in transit: it reaches ``recipient`` at step ``due``."""
+
     instance: Instance
     recipient: str
     due: int
@@ -44,10 +55,10 @@ class Delivery:
 class ProtocolAgent(mesa.Agent):
     """An agent named ``name`` playing ``roles`` = {protocol name: (role, ...)}; decisions come from its makers."""
 
-    def __init__(self, model: "EnactmentModel", name: str, roles: dict[str, tuple[str, ...]]):
+    def __init__(self, model: "Enactment", name: str, roles: dict[str, tuple[str, ...]]):
         super().__init__(model)
         self.name = name
-        self.states = {p: LocalState(model.protocols[p], tuple(r)) for p, r in roles.items()}
+        self.states = {p: LocalState(model.in_play[p], tuple(r)) for p, r in roles.items()}
         self.decision_makers: list[DecisionMaker] = []
         self.inbox: list[Instance] = []
         self.violations: list[str] = []
@@ -64,10 +75,11 @@ class ProtocolAgent(mesa.Agent):
         return [form for state in self.states.values() for form in state.enabled()]
 
     def state_of(self, instance_or_protocol) -> LocalState:
-        name = instance_or_protocol if isinstance(instance_or_protocol, str) else self._protocol_of(instance_or_protocol)
+        name = instance_or_protocol if isinstance(instance_or_protocol, str) else self.protocol_of(instance_or_protocol)
         return self.states[name]
 
-    def _protocol_of(self, instance: Instance) -> str:
+    def protocol_of(self, instance: Instance) -> str:
+        """The name of the protocol (among the agent's) that ``instance`` belongs to."""
         for name, state in self.states.items():
             if any(m is instance.schema for m in state.protocol.messages):
                 return name
@@ -87,9 +99,13 @@ class ProtocolAgent(mesa.Agent):
             events.append(Event(ENABLED, step=self.model.steps))
         self._last_enabled = signature
         for event in events:
-            for maker in self.decision_makers:
-                for instance in maker(self, self.enabled(), event) or ():
-                    self.emit(instance)
+            self.decide(event)
+
+    def decide(self, event: Event) -> None:
+        """Call every decision maker on ``event`` and emit what they choose."""
+        for maker in self.decision_makers:
+            for instance in maker(self, self.enabled(), event) or ():
+                self.emit(instance)
 
     def emit(self, instance: Instance) -> bool:
         """Send ``instance`` if the protocol allows it now; otherwise count the violation and send nothing."""
@@ -103,46 +119,47 @@ class ProtocolAgent(mesa.Agent):
         return True
 
 
-class EnactmentModel(mesa.Model):
-    """Agents enacting protocols through an in-memory transport with seeded asynchronous delivery.
+class Enactment:
+    """The Kiko machinery, mixed into a :class:`coordkit.model.Model` that enacts protocols.
 
-    Args:
-        protocols: the protocols in play, by name.
-        system: {protocol name: {role: agent name}} — who plays which role (Kiko's MAS configuration).
-        max_delay: a message in transit arrives 1..``max_delay`` steps after it is sent (uniform, seeded).
-        rng: seed.
+    The model calls :meth:`set_up_enactment` in its ``__init__`` (after ``Model.__init__``, which checks the
+    parameters and seeds ``rng``) and then collects the initial state; its ``step`` calls :meth:`exchange` and
+    collects. It needs a ``max_delay`` parameter: a message in transit arrives 1..``max_delay`` steps after it is
+    sent (uniform, from the model's ``rng``).
     """
 
-    def __init__(self, protocols: Iterable[Protocol], system: dict[str, dict[str, str]], max_delay: int = 2, rng=None):
-        super().__init__(rng=rng)
-        if max_delay < 1:
-            raise ValueError(f"max_delay={max_delay}: messages need at least one step to arrive")
-        self.protocols = {p.name: p for p in protocols}
-        unknown = sorted(set(system) - set(self.protocols))
-        if unknown:
-            raise ValueError(f"the system names protocols {unknown} that were not given: {sorted(self.protocols)}")
-        self.system = system
-        self.max_delay = max_delay
+    max_delay: int
+
+    def set_up_enactment(self, protocols: Iterable[Protocol], cast: Cast,
+                         classes: Mapping[str, type[ProtocolAgent]] | None = None) -> None:
+        """Create one agent per name in ``cast`` (of ``classes[name]``, default :class:`ProtocolAgent`), the
+        transport, the message log and the data collector (:meth:`reporters`)."""
+        self.in_play = {p.name: p for p in protocols}  # the protocols enacted, by name
+        self.cast = cast
         self.in_transit: list[Delivery] = []
         self.log: list[dict[str, Any]] = []
         self.by_name: dict[str, ProtocolAgent] = {}
-        names = sorted({agent for roles in system.values() for agent in roles.values()})
-        for name in names:
-            roles = {p: tuple(r for r, a in assignment.items() if a == name) for p, assignment in system.items()}
-            self.by_name[name] = ProtocolAgent(self, name, {p: r for p, r in roles.items() if r})
+        for name in sorted({agent for roles in cast.values() for agent in roles.values()}):
+            roles = {p: tuple(r for r, a in assignment.items() if a == name) for p, assignment in cast.items()}
+            agent_class = (classes or {}).get(name, ProtocolAgent)
+            self.by_name[name] = agent_class(self, name, {p: r for p, r in roles.items() if r})
+        self.datacollector = mesa.DataCollector(model_reporters=self.reporters())
 
     def agent(self, name: str) -> ProtocolAgent:
         return self.by_name[name]
 
     def transmit(self, sender: ProtocolAgent, instance: Instance) -> None:
-        protocol = sender._protocol_of(instance)
-        recipient = self.system[protocol][instance.schema.recipient]
+        """Put ``instance`` in transit to the agent playing its recipient role, and log it."""
+        protocol = sender.protocol_of(instance)
+        recipient = self.cast[protocol][instance.schema.recipient]
         due = self.steps + int(self.rng.integers(1, self.max_delay + 1))
         self.in_transit.append(Delivery(instance, recipient, due))
         self.log.append({"step": self.steps, "protocol": protocol, "message": instance.schema.name,
                          "sender": sender.name, "recipient": recipient, "instance": str(instance)})
 
-    def step(self) -> None:
+    def exchange(self) -> None:
+        """One step of the system: the messages due now reach their recipients' inboxes, then every agent (in
+        name order) takes its receptions and decides."""
         due = [d for d in self.in_transit if d.due <= self.steps]
         self.in_transit = [d for d in self.in_transit if d.due > self.steps]
         for delivery in due:
@@ -150,20 +167,83 @@ class EnactmentModel(mesa.Model):
         for agent in self.by_name.values():
             agent.step()
 
-    def run(self, max_steps: int = 100, until: Callable[["EnactmentModel"], bool] | None = None) -> "EnactmentModel":
-        """Step until ``until`` holds, or nothing is in transit and nobody sent anything, or ``max_steps``."""
-        for _ in range(max_steps):
-            before = len(self.log)
-            self.step()
-            if (until is not None and until(self)) or (not self.in_transit and len(self.log) == before):
-                break
-        return self
-
     @property
     def violations(self) -> int:
+        """Emissions the adapters refused, so far."""
         return sum(len(a.violations) for a in self.by_name.values())
 
+    def reporters(self) -> dict[str, Callable]:
+        """The frame's columns after ``step``: messages sent so far, messages in transit, violations so far."""
+        return {"messages": lambda m: len(m.log), "in_transit": lambda m: len(m.in_transit),
+                "violations": lambda m: m.violations}
 
-def messages_frame(model: EnactmentModel) -> pd.DataFrame:
-    """One row per message sent: step, protocol, message, sender, recipient, instance."""
-    return pd.DataFrame(model.log, columns=["step", "protocol", "message", "sender", "recipient", "instance"])
+    def frame(self) -> pd.DataFrame:
+        """One row per step (step 0 is the initial state), with the columns of :meth:`reporters`."""
+        frame = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+        frame.insert(0, "step", range(len(frame)))
+        return frame
+
+    def messages(self) -> pd.DataFrame:
+        """The message log, one row per message sent: step, protocol, message, sender, recipient, instance."""
+        return pd.DataFrame(self.log, columns=MESSAGE_COLUMNS)
+
+
+def _protocols_are_given(values: dict) -> None:
+    protocols = values["protocols"]
+    if protocols is not None and (not protocols or not all(isinstance(p, Protocol) for p in protocols)):
+        raise ParameterError(f"protocols={protocols!r}: give a non-empty list of Protocol objects "
+                             "(coordkit.bspl.load(name) or parse(text))")
+
+
+def _system_casts_given_protocols(values: dict) -> None:
+    """The system names only protocols that were given, and casts every role of each it names."""
+    system = values["system"] or {}
+    given = {p.name: p for p in values["protocols"] or [load("purchase")]}
+    unknown = sorted(set(system) - set(given))
+    if unknown:
+        raise ParameterError(f"system={system!r} names protocols {unknown} that were not given: "
+                             f"{sorted(given)}; give them in protocols, or leave them out of the system")
+    for name, cast in system.items():
+        uncast = [role for role in given[name].roles if role not in cast]
+        if uncast:
+            raise ParameterError(f"system={system!r} leaves the roles {uncast} of {name} to nobody: "
+                                 "give each an agent name")
+
+
+class EnactmentModel(Enactment, Model):
+    """Agents enacting protocols through an in-memory transport with seeded asynchronous delivery (Kiko, Ahoy §2.2).
+
+    Register decision makers on its agents (``model.agent("ahoy").decision(maker)``), then ``run()``: each step
+    delivers the messages due and lets every agent decide; the run stops when nothing is in transit and nobody sent
+    anything in a step, or after ``max_steps``. ``messages()`` is the message log.
+    """
+
+    parameters = Parameters(
+        InstanceParam("protocols", None, (list, tuple), optional="Purchase alone (the paper's Listing 1.11)",
+                      doc="the protocols in play (Protocol objects: coordkit.bspl.load or parse)"),
+        InstanceParam("system", None, dict, optional="each role played by an agent named after it",
+                      doc="who plays which role, {protocol name: {role: agent name}} (Kiko's MAS configuration)"),
+        Integer("max_delay", 2, 1, 50, doc="a message arrives 1 to max_delay steps after it is sent (seeded)",
+                unit="steps", slider=(1, 6)),
+        Integer("max_steps", 100, 1, 10_000, doc="the most steps a run takes", unit="steps", slider=(1, 200)),
+        relations=(_protocols_are_given, _system_casts_given_protocols),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        protocols = list(self.protocols or [load("purchase")])
+        cast = self.system or {p.name: {role: role for role in p.roles} for p in protocols}
+        self.set_up_enactment(protocols, cast)
+        self.datacollector.collect(self)
+
+    def step(self) -> None:
+        sent_before = len(self.log)
+        self.exchange()
+        self.datacollector.collect(self)
+        quiet = not self.in_transit and len(self.log) == sent_before
+        self.running = not quiet and self.steps < self.max_steps
+
+    def summary(self) -> dict:
+        """Steps played, messages sent, messages still in transit, violations."""
+        return {"steps": self.steps, "messages": len(self.log), "in_transit": len(self.in_transit),
+                "violations": self.violations}

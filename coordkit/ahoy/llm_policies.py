@@ -1,8 +1,8 @@
-"""Ahoy's LLM access function (§3.3, Listing 1.4) as a Kiko decision maker: prompt, ask, parse, bind, return.
+"""Ahoy's LLM access function (§3.3, Listing 1.4) as a policy: prompt, ask, parse, bind, return.
 
-On each decision the brain writes the user prompt (Listing 1.10) under the system prompt (Listing 1.8) and asks
-its client through an :class:`~coordkit.policies.LLMPolicy`, so a failed call or an unusable reply falls back to
-the rule brain and is counted. Like the authors' code, it reads ``{"choice": int|null, "params": {...},
+On each decision the access function writes the user prompt (Listing 1.10) under the system prompt (Listing 1.8)
+and asks its client as an :class:`~coordkit.policies.LLMPolicy`, so a failed call or an unusable reply falls back
+to the role's rule brain and is counted. Like the authors' code, it reads ``{"choice": int|null, "params": {...},
 "tool_requests": [...]}`` (also inside a markdown code block), rejects an invalid choice index, unknown parameters
 and missing ones, and fills an unbound key or ``...ID`` out-parameter with a fresh uuid (drawn from the model's
 seeded ``rng``, so runs repeat). The adapter still checks every emission: a wrong binding is refused there.
@@ -10,33 +10,34 @@ seeded ``rng``, so runs repeat). The adapter still checks every emission: a wron
 - **Tools** (Listing 1.5): a reply with tool requests and no choice has its tools run locally
   (:class:`~coordkit.ahoy.tools.Toolbox`) and the results sent back in a follow-up call, up to
   ``max_tool_rounds`` times; a reply with both a choice and tool requests has its tools run and its choice taken.
-- **External events**: the dicts in the shared ``events`` list (timestamp, event_type, message, priority,
+- **External events**: the pending events of the agent's queue (timestamp, event_type, message, priority,
   metadata) are shown under PENDING EXTERNAL EVENTS until handled. The rule here: an event is handled when the LLM,
   having seen it, chooses a message that starts a new enactment (every key of the message is ``out``, like
-  ``rfq``); the earliest event shown is then removed from the list and kept in ``handled``. A fallback decision
-  handles no event.
-- **Termination** (the authors' code): :meth:`LLMBrain.done` after 5 consecutive null decisions. With no enabled
-  message the brain does not call the LLM at all.
+  ``rfq``); the earliest event shown then moves to the queue's handled events. A fallback decision is the rule
+  brain's, which handles events its own way.
+- **Termination** (the authors' code): :meth:`AccessFunction.done` after 5 consecutive null decisions. With no
+  enabled message the access function does not call the LLM at all.
 """
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coordkit.ahoy.goal import Goal
+from coordkit.ahoy.policies import Turn
 from coordkit.ahoy.prompts import protocol_of, roles_of, system_prompt, user_prompt
 from coordkit.ahoy.tools import Toolbox
-from coordkit.bspl.kiko import DecisionMaker, Event, ProtocolAgent
-from coordkit.bspl.parser import load
+from coordkit.bspl.kiko import ProtocolAgent
 from coordkit.bspl.protocol import Protocol
 from coordkit.bspl.semantics import Form, Instance
 from coordkit.llm.base import LLMClient, LLMRequest
-from coordkit.llm.parsing import json_object
-from coordkit.policies import LLMPolicy, ReplyParseError, RulePolicy
+from coordkit.llm.parsing import ReplyParseError, json_object
+from coordkit.policies import LLMPolicy, Policy
 
 NULL_LIMIT = 5  # consecutive null decisions that end an Ahoy agent's run
+Option = tuple[Protocol, Form]
 
 
 class BadReply(ReplyParseError):
@@ -63,7 +64,7 @@ def fillable(protocol: Protocol, name: str) -> bool:
     return name in protocol.keys or name.endswith("ID")
 
 
-def parse_reply(text: str, options: Sequence[tuple[Protocol, Form]]) -> Reply:
+def parse_reply(text: str, options: Sequence[Option]) -> Reply:
     """Read and check a reply against the numbered ``options``; raises only :class:`BadReply`."""
     try:
         data = json_object(text)
@@ -90,52 +91,42 @@ def parse_reply(text: str, options: Sequence[tuple[Protocol, Form]]) -> Reply:
 
 
 @dataclass(frozen=True)
-class Turn:
-    """What one LLM call sees: the agent, its options, the triggering event and the conversation so far."""
+class Exchange(Turn):
+    """One LLM call of a turn: the turn, and the conversation so far (the user prompt; after a tool round, the
+    reply and the tool results too). The fallback rule brain reads it as the turn it is."""
 
-    agent: ProtocolAgent
-    options: tuple[tuple[Protocol, Form], ...]
-    event: Event
-    messages: tuple[tuple[str, str], ...]
+    messages: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """The numbered options of the user prompt: (protocol, form) for each enabled form."""
+        return tuple((protocol_of(self.agent, form), form) for form in self.forms)
 
 
-class LLMBrain:
-    """The decision maker ``llm_brain`` returns; call it as ``(agent, forms, event) -> [Instance]``.
+class AccessFunction(LLMPolicy):
+    """The LLM access function for one role; :func:`ahoy_policy` makes it. A decision is one call, or a few when the
+    LLM asks for tools; each call counts as the LLM policy's (``llm_decisions`` and ``fallbacks``).
 
-    Counts: ``calls`` (LLM calls), ``fallbacks`` (by the policy's reason), ``rejections`` (rejected replies by
-    :class:`BadReply` kind), ``nulls`` (null decisions); ``handled`` keeps the external events it handled and
-    ``toolbox`` the tools' memory and log.
+    Also counts ``rejections`` (rejected replies by :class:`BadReply` kind) and ``nulls`` (null decisions);
+    ``toolbox`` keeps the tools' memory and log.
     """
 
-    def __init__(self, client: LLMClient, goal: Goal, protocols: Sequence[Protocol], fallback: DecisionMaker, *,
-                 events: list[dict] | None = None, max_tool_rounds: int = 2, toolbox: Toolbox | None = None):
+    def __init__(self, client: LLMClient, fallback: Policy, goal: Goal, protocols: Sequence[Protocol], *,
+                 max_tool_rounds: int = 2, toolbox: Toolbox | None = None):
+        super().__init__(client, self._request, self._parse, fallback, name="ahoy_llm")
         self.goal, self.protocols, self.max_tool_rounds = goal, list(protocols), max_tool_rounds
-        self.events = events if events is not None else []
         self.toolbox = toolbox or Toolbox()
-        self.policy = LLMPolicy(client, self._request, self._parse,
-                                RulePolicy(lambda t: list(fallback(t.agent, [f for _, f in t.options], t.event) or ()),
-                                           name="ahoy rule brain"), name="ahoy llm")
-        self.calls = self.nulls = self.null_run = 0
+        self.nulls = self.null_run = 0
         self.rejections: Counter[str] = Counter()
-        self.handled: list[dict] = []
         self._systems: dict[str, str] = {}
-
-    @property
-    def fallbacks(self) -> Counter[str]:
-        return self.policy.fallbacks
-
-    @property
-    def llm_calls(self) -> int:
-        return self.calls
-
-    def _pool(self, agent: ProtocolAgent) -> list[dict]:
-        """The pending external events: the agent's own queue when it has one (the scenarios'), else ``events``."""
-        queue = getattr(agent, "events", None)
-        return queue.pending if queue is not None else self.events
 
     def done(self) -> bool:
         """True after :data:`NULL_LIMIT` null decisions in a row."""
         return self.null_run >= NULL_LIMIT
+
+    def reset(self) -> None:
+        super().reset()
+        self.null_run = 0
 
     def system_for(self, agent: ProtocolAgent) -> str:
         """The system prompt, written once per agent (once per enactment, §3.2)."""
@@ -145,36 +136,57 @@ class LLMBrain:
                                                       self.toolbox.signatures())
         return self._systems[agent.name]
 
-    def _request(self, turn: Turn) -> LLMRequest:
-        return LLMRequest(self.system_for(turn.agent), turn.messages, purpose="ahoy.choose_and_bind")
+    def _request(self, exchange: Exchange) -> LLMRequest:
+        return LLMRequest(self.system_for(exchange.agent), exchange.messages, purpose="ahoy.choose_and_bind")
 
-    def _parse(self, text: str, turn: Turn) -> Reply:
+    def _parse(self, text: str, exchange: Exchange) -> Reply:
         try:
-            return parse_reply(text, turn.options)
+            return parse_reply(text, exchange.options)
         except BadReply as error:
             self.rejections[error.kind] += 1
             raise
 
-    def __call__(self, agent: ProtocolAgent, forms: list[Form], event: Event) -> list[Instance]:
-        if not forms:
+    def decide(self, turn: Turn) -> list[Instance]:
+        conversation = self._converse(turn)
+        try:
+            exchange = next(conversation)
+            while True:
+                exchange = conversation.send(super().decide(exchange))
+        except StopIteration as end:
+            return end.value
+
+    async def decide_async(self, turn: Turn) -> list[Instance]:
+        conversation = self._converse(turn)
+        try:
+            exchange = next(conversation)
+            while True:
+                exchange = conversation.send(await super().decide_async(exchange))
+        except StopIteration as end:
+            return end.value
+
+    def _converse(self, turn: Turn) -> Generator[Exchange, Reply | list[Instance], list[Instance]]:
+        """The decision as a conversation: yields each call's :class:`Exchange`, receives what the LLM policy made
+        of it (a :class:`Reply`, or the rule brain's instances when it fell back) and returns the instances."""
+        if not turn.forms:
             return []
-        shown = list(self._pool(agent))
-        options = tuple((protocol_of(agent, form), form) for form in forms)
-        turn = Turn(agent, options, event, (("user", user_prompt(agent, roles_of(agent), forms, shown)),))
+        shown = list(turn.agent.events.pending)
+        prompt = user_prompt(turn.agent, roles_of(turn.agent), turn.forms, shown)
+        exchange = Exchange(turn.agent, turn.forms, turn.event, (("user", prompt),))
         for rounds in range(self.max_tool_rounds + 1):
-            self.calls += 1
-            reply = self.policy.decide(turn)
+            reply = yield exchange
             if not isinstance(reply, Reply):
-                return reply  # the rule brain's decision
+                return reply  # the rule brain decided
             results = [f"- {name}: {self.toolbox.run_tool(name, args)}" for name, args in reply.tool_requests]
             if reply.choice is not None or not results or rounds == self.max_tool_rounds:
                 break
             follow_up = "TOOL RESULTS:\n" + "\n".join(results) + "\n\nNow choose an option from the list above, " \
                         "or return null, in the same response format."
-            turn = Turn(agent, options, event, (*turn.messages, ("assistant", reply.text), ("user", follow_up)))
-        return self._decide(agent, options, reply, shown)
+            exchange = replace(exchange, messages=(*exchange.messages, ("assistant", reply.text), ("user", follow_up)))
+        return self._enact(turn.agent, exchange.options, reply, shown)
 
-    def _decide(self, agent: ProtocolAgent, options, reply: Reply, shown: list[dict]) -> list[Instance]:
+    def _enact(self, agent: ProtocolAgent, options: Sequence[Option], reply: Reply,
+               shown: list[dict]) -> list[Instance]:
+        """The chosen form bound with the reply's parameters (and fresh uuids for the keys and IDs it left out)."""
         if reply.choice is None:
             self.nulls += 1
             self.null_run += 1
@@ -186,34 +198,12 @@ class LLMBrain:
                  for n in form.missing if n not in params}
         keys = protocol.keys_of(form.schema)
         if shown and keys and all(form.schema.adornment(k) == "out" for k in keys):
-            self._handle(self._pool(agent), shown[0])
+            agent.events.handle(shown[0])
         return [Instance.of(protocol, form.schema, **{**dict(form.known), **params, **fresh})]
 
-    def _handle(self, pool: list[dict], event: dict) -> None:
-        for index, pending in enumerate(pool):
-            if pending is event:
-                del pool[index]
-                self.handled.append(event)
-                return
 
-
-def llm_brain(client: LLMClient, goal: Goal, protocols: Sequence[Protocol], fallback: DecisionMaker, *,
-              events: list[dict] | None = None, max_tool_rounds: int = 2,
-              toolbox: Toolbox | None = None) -> LLMBrain:
-    """Ahoy's LLM access function for ``agent.decision(...)``; ``fallback`` decides when the LLM cannot."""
-    return LLMBrain(client, goal, protocols, fallback, events=events, max_tool_rounds=max_tool_rounds,
-                    toolbox=toolbox)
-
-
-PROTOCOL_FILES = {"Purchase": "purchase", "Logistics": "logistics", "FlexiblePurchase": "flexible_purchase_corrected"}
-
-
-def llm_brains(client: LLMClient):
-    """A brain factory for :mod:`coordkit.ahoy.scenarios`: every Ahoy role gets the LLM access function, with its
-    rule brain as the fallback (``scenarios.branching(brain_factory=llm_brains(client))``)."""
-    from coordkit.ahoy.brains import brain_factory as rule_brains
-
-    def factory(protocol_name: str, role: str, goal: Goal) -> LLMBrain:
-        return llm_brain(client, goal, [load(PROTOCOL_FILES[protocol_name])], rule_brains(protocol_name, role, goal))
-
-    return factory
+def ahoy_policy(client: LLMClient, fallback: Policy, goal: Goal, protocols: Sequence[Protocol], *,
+                max_tool_rounds: int = 2, toolbox: Toolbox | None = None) -> AccessFunction:
+    """Ahoy's LLM access function for a role of ``protocols``, pursuing ``goal``; ``fallback`` (the role's rule
+    brain) decides when the LLM cannot."""
+    return AccessFunction(client, fallback, goal, protocols, max_tool_rounds=max_tool_rounds, toolbox=toolbox)
