@@ -26,5 +26,7 @@ if __name__ == "__main__":
     double = 0.001 * median_ms(lambda k: figure4(1000), 3)
     print(f"Figure 4 grid, 20,000 trials (fast path): {double:6.2f} s    (target < 2 s)")
     mesa = 0.001 * median_ms(lambda k: [one_trial(10, seed=s) for s in range(200)], 1) / 200
-    print(f"fast path vs Mesa model per trial:       {1000 * double / 20000:6.3f} ms vs {1000 * mesa:.2f} ms "
-          f"({mesa / (double / 20000):,.0f}x)")
+    print(
+        f"fast path vs Mesa model per trial:       {1000 * double / 20000:6.3f} ms vs {1000 * mesa:.2f} ms "
+        f"({mesa / (double / 20000):,.0f}x)"
+    )

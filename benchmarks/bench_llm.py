@@ -58,11 +58,15 @@ def overhead() -> None:
     with FakeLLMServer() as server, tempfile.TemporaryDirectory() as folder:
         raw = anthropic.Anthropic(base_url=server.url, max_retries=4, timeout=60.0)
         kit = AnthropicClient(base_url=server.url)
-        stack = MeteredClient(RecordingClient(AnthropicClient(base_url=server.url), Path(folder) / "r.jsonl"),
-                              budget_usd=100.0)
+        stack = MeteredClient(
+            RecordingClient(AnthropicClient(base_url=server.url), Path(folder) / "r.jsonl"), budget_usd=100.0
+        )
         messages = [{"role": "user", "content": REQUEST.messages[0][1]}]
-        sdk = per_call_ms(lambda: raw.messages.create(model="claude-haiku-5-5", system=REQUEST.system,
-                                                      messages=messages, max_tokens=300))
+        sdk = per_call_ms(
+            lambda: raw.messages.create(
+                model="claude-haiku-5-5", system=REQUEST.system, messages=messages, max_tokens=300
+            )
+        )
         client = per_call_ms(lambda: kit.complete(REQUEST))
         full = per_call_ms(lambda: stack.complete(REQUEST))
     print("per call, server latency 0 (median of 300):")

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from coordkit import figures, viz
-from coordkit.model import Model, models
-from coordkit.parameters import Instance, ParameterError
 from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.session import recording_path
+from coordkit.model import Model, models
+from coordkit.parameters import Instance, ParameterError
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 
@@ -83,8 +83,12 @@ def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
             continue  # objects (an LLM client, a persona) are set from Python
         unit = f" [{param.unit}]" if param.unit else ""
         none = f"; none: {param.optional}" if param.optional else ""
-        parser.add_argument(f"--{param.name.replace('_', '-')}", dest=param.name, metavar="VALUE",
-                            help=f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})")
+        parser.add_argument(
+            f"--{param.name.replace('_', '-')}",
+            dest=param.name,
+            metavar="VALUE",
+            help=f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})",
+        )
     parser.add_argument("--seed", type=int, default=0, help="the model's seed (default: 0)")
     parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
     return parser
@@ -147,7 +151,8 @@ def _write(figure: figures.Figure, data, seeds: int, args: argparse.Namespace) -
     viz.setup()
     viz.save(figure.chart(data), out / f"{figure.id}.{args.format}")
     print(f"{figure.id}: {figure.description}")
-    print(f"{seeds} seed(s) from base seed {args.base_seed}; wrote {figure.id}.csv and {figure.id}.{args.format} to {out}/")
+    written = f"{figure.id}.csv and {figure.id}.{args.format}"
+    print(f"{seeds} seed(s) from base seed {args.base_seed}; wrote {written} to {out}/")
     print()
     print(figure.compare(data).to_string(index=False))
 
@@ -177,10 +182,13 @@ def _parser() -> argparse.ArgumentParser:
 def _figure_options(parser: argparse.ArgumentParser, figures_out: str | None = None) -> None:
     parser.add_argument("figure", metavar="ID", help="a figure id from `coordkit list`")
     if figures_out is None:
-        parser.add_argument("--out", dest="figures_out", default="out",
-                            help="folder for the CSV and the chart (default: out/)")
+        parser.add_argument(
+            "--out", dest="figures_out", default="out", help="folder for the CSV and the chart (default: out/)"
+        )
     else:
-        parser.add_argument("--figures-out", default=figures_out, help="folder for the CSV and the chart (default: out/)")
+        parser.add_argument(
+            "--figures-out", default=figures_out, help="folder for the CSV and the chart (default: out/)"
+        )
     parser.add_argument("--seeds", type=int, default=None, help="games per configuration (default: the figure's)")
     parser.add_argument("--base-seed", type=int, default=0, help="seed the per-game seeds are derived from")
     parser.add_argument("--format", choices=("svg", "png"), default="svg", help="chart format (default: svg)")

@@ -14,9 +14,11 @@ import coordkit
 @cache
 def families() -> tuple[str, ...]:
     """The dotted names of the family packages, e.g. ``("coordkit.ahoy", ..., "coordkit.rep.beer_game")``."""
-    found = [name.removesuffix(".experiments")
-             for _, name, is_package in pkgutil.walk_packages(coordkit.__path__, "coordkit.")
-             if not is_package and name.endswith(".experiments")]
+    found = [
+        name.removesuffix(".experiments")
+        for _, name, is_package in pkgutil.walk_packages(coordkit.__path__, "coordkit.")
+        if not is_package and name.endswith(".experiments")
+    ]
     return tuple(sorted(found))
 
 

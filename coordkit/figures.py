@@ -42,8 +42,16 @@ class Figure:
 _REGISTRY: dict[str, Figure] = {}
 
 
-def figure(figure_id: str, description: str, *, chart, compare, default_seeds: int = 5, llm_agents: bool = False,
-           stand_in: Callable | None = None):
+def figure(
+    figure_id: str,
+    description: str,
+    *,
+    chart,
+    compare,
+    default_seeds: int = 5,
+    llm_agents: bool = False,
+    stand_in: Callable | None = None,
+):
     """Register the decorated ``compute(seeds, base_seed, *, llm=None)`` as the figure ``figure_id``."""
 
     def register(compute: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
@@ -53,8 +61,9 @@ def figure(figure_id: str, description: str, *, chart, compare, default_seeds: i
         known = _REGISTRY.get(figure_id)
         if known is not None and known.compute.__qualname__ != compute.__qualname__:
             raise ValueError(f"a figure with id {figure_id!r} is already registered ({known.compute.__qualname__})")
-        _REGISTRY[figure_id] = Figure(figure_id, description, compute, chart, compare, default_seeds, llm_agents,
-                                      stand_in)
+        _REGISTRY[figure_id] = Figure(
+            figure_id, description, compute, chart, compare, default_seeds, llm_agents, stand_in
+        )
         return compute
 
     return register
@@ -65,9 +74,16 @@ def check_compute(figure_id: str, compute: Callable) -> None:
     parameters = list(inspect.signature(compute).parameters.values())
     positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
     llm = next((p for p in parameters if p.name == "llm"), None)
-    if positional[:2] != ["seeds", "base_seed"] or llm is None or llm.kind is not llm.KEYWORD_ONLY or llm.default is not None:
-        raise TypeError(f"{figure_id}: compute must be compute(seeds, base_seed, *, llm=None), got {compute.__name__}"
-                        f"{inspect.signature(compute)}")
+    if (
+        positional[:2] != ["seeds", "base_seed"]
+        or llm is None
+        or llm.kind is not llm.KEYWORD_ONLY
+        or llm.default is not None
+    ):
+        raise TypeError(
+            f"{figure_id}: compute must be compute(seeds, base_seed, *, llm=None), got {compute.__name__}"
+            f"{inspect.signature(compute)}"
+        )
     required = [p.name for p in parameters[2:] if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
     if required:
         raise TypeError(f"{figure_id}: compute's further parameters need defaults: {required}")

@@ -76,7 +76,6 @@ class Param(ABC):
         words = self.name.replace("_", " ")
         return f"{words} ({self.unit})" if self.unit else words
 
-
     def type_name(self) -> str:
         return type(self).__name__.lower()
 
@@ -108,7 +107,6 @@ class Integer(Param):
             return int(text)
         except ValueError:
             return _number(text)
-
 
 
 @dataclass(frozen=True)
@@ -144,7 +142,6 @@ class Real(Param):
         return _number(text)
 
 
-
 @dataclass(frozen=True)
 class Flag(Param):
     """True or False."""
@@ -158,9 +155,17 @@ class Flag(Param):
         return "True or False"
 
     def _parse(self, text: str) -> Any:
-        words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+        words = {
+            "true": True,
+            "yes": True,
+            "on": True,
+            "1": True,
+            "false": False,
+            "no": False,
+            "off": False,
+            "0": False,
+        }
         return words.get(text.strip().lower(), text)
-
 
 
 @dataclass(frozen=True)
@@ -185,7 +190,6 @@ class Choice(Param):
 
     def label_of(self, value: Any) -> str:
         return self.labels.get(value, str(value))
-
 
 
 @dataclass(frozen=True)
@@ -226,8 +230,9 @@ class Parameters:
                 raise ValueError(f"{param.name!r} cannot name a parameter (an identifier other than rng)")
             normal = param.check(param.default)
             if normal != param.default or type(normal) is not type(param.default):
-                raise ValueError(f"the default of {param.name} must be given in its normal form: {normal!r}, "
-                                 f"not {param.default!r}")
+                raise ValueError(
+                    f"the default of {param.name} must be given in its normal form: {normal!r}, not {param.default!r}"
+                )
         self.resolve({})  # the defaults satisfy the relations
 
     def __iter__(self):
@@ -257,8 +262,9 @@ class Parameters:
         unknown = [name for name in given if name not in self._params]
         if unknown:
             raise ParameterError(self._unknown(unknown[0], owner))
-        values = {name: param.check(given[name]) if name in given else param.default
-                  for name, param in self._params.items()}
+        values = {
+            name: param.check(given[name]) if name in given else param.default for name, param in self._params.items()
+        }
         for relation in self.relations:
             relation(values)
         return values
@@ -271,13 +277,24 @@ class Parameters:
     def signature(self) -> inspect.Signature:
         """Keyword parameters with their defaults, then ``rng`` (Mesa's seed)."""
         keyword = inspect.Parameter.KEYWORD_ONLY
-        return inspect.Signature([inspect.Parameter(p.name, keyword, default=p.default) for p in self]
-                                 + [inspect.Parameter("rng", keyword, default=None)])
+        return inspect.Signature(
+            [inspect.Parameter(p.name, keyword, default=p.default) for p in self]
+            + [inspect.Parameter("rng", keyword, default=None)]
+        )
 
     def table(self) -> pd.DataFrame:
         """One row per parameter: name, type, allowed, default, unit, meaning."""
-        rows = [(p.name, p.type_name(), p.allowed() + (f", or None ({p.optional})" if p.optional else ""),
-                 repr(p.default), p.unit, p.doc) for p in self]
+        rows = [
+            (
+                p.name,
+                p.type_name(),
+                p.allowed() + (f", or None ({p.optional})" if p.optional else ""),
+                repr(p.default),
+                p.unit,
+                p.doc,
+            )
+            for p in self
+        ]
         return pd.DataFrame(rows, columns=["name", "type", "allowed", "default", "unit", "meaning"])
 
     def docstring(self) -> str:
@@ -285,8 +302,11 @@ class Parameters:
         lines = ["Parameters (declared in ``parameters``; ``rng`` is the seed):", ""]
         for p in self:
             unit = f" [{p.unit}]" if p.unit else ""
-            lines.append(f"    {p.name}{unit}: {p.doc}; {p.allowed()}, default {p.default!r}"
-                         + (f"; None: {p.optional}" if p.optional else "") + ".")
+            lines.append(
+                f"    {p.name}{unit}: {p.doc}; {p.allowed()}, default {p.default!r}"
+                + (f"; None: {p.optional}" if p.optional else "")
+                + "."
+            )
         return "\n".join(lines)
 
     def check_grid(self, combinations: Iterable[Mapping[str, Any]], owner: str = "the model") -> None:

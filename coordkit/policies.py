@@ -47,7 +47,7 @@ class Policy(ABC):
         """The same decision, awaitable (rule-based policies answer at once)."""
         return self.decide(observation)
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 — a stateless policy has nothing to forget
         """Forget what earlier observations taught, as at the start of a run (stateless: nothing to forget)."""
 
     def __repr__(self) -> str:
@@ -129,8 +129,13 @@ class LLMPolicy(Policy):
         return sum(self.fallbacks.values())
 
 
-def decision_round(method: str, deciders: Sequence, *arguments: Sequence, concurrent: bool,
-                   max_concurrency: int = aio.DEFAULT_CONCURRENCY) -> list:
+def decision_round(
+    method: str,
+    deciders: Sequence,
+    *arguments: Sequence,
+    concurrent: bool,
+    max_concurrency: int = aio.DEFAULT_CONCURRENCY,
+) -> list:
     """One round of decisions: ``decider.<method>(*args)`` for every decider (with the i-th of each ``arguments``),
     results in order.
 

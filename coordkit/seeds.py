@@ -14,13 +14,9 @@ def derive_seeds(base_seed: int, n: int) -> list[int]:
     ``derive_seeds(b, 10)[:5] == derive_seeds(b, 5)``.
     """
     if not _is_int(base_seed) or base_seed < 0:
-        raise ValueError(
-            f"base_seed must be a non-negative integer, got {base_seed!r}; pass e.g. base_seed=0"
-        )
+        raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}; pass e.g. base_seed=0")
     if not _is_int(n) or n < 0:
-        raise ValueError(
-            f"n (the number of seeds) must be a non-negative integer, got {n!r}; pass e.g. n=10"
-        )
+        raise ValueError(f"n (the number of seeds) must be a non-negative integer, got {n!r}; pass e.g. n=10")
     children = np.random.SeedSequence(base_seed).spawn(n)
     return [int(child.generate_state(1)[0]) for child in children]
 

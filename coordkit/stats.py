@@ -61,9 +61,7 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval for the success rate ``successes / n``."""
     _check_proportion(successes, n, "successes", "n")
-    ci = stats.binomtest(int(successes), int(n)).proportion_ci(
-        confidence_level=confidence, method="wilson"
-    )
+    ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(low=float(ci.low), high=float(ci.high))
 
 
@@ -88,10 +86,7 @@ def chi_square(successes: Sequence[int], totals: Sequence[int]) -> TestResult:
     groups); tables with three or more groups are uncorrected.
     """
     if len(successes) != len(totals):
-        raise ValueError(
-            f"successes and totals must have one entry per group, "
-            f"got {len(successes)} and {len(totals)}"
-        )
+        raise ValueError(f"successes and totals must have one entry per group, got {len(successes)} and {len(totals)}")
     if len(totals) < 2:
         raise ValueError(f"chi_square needs at least 2 groups, got {len(totals)}")
     for i, (group_successes, group_total) in enumerate(zip(successes, totals, strict=True)):
@@ -103,17 +98,13 @@ def chi_square(successes: Sequence[int], totals: Sequence[int]) -> TestResult:
         )
     table = [[s, t - s] for s, t in zip(successes, totals, strict=True)]
     result = stats.chi2_contingency(table)
-    return TestResult(
-        statistic=float(result.statistic), p_value=float(result.pvalue), dof=int(result.dof)
-    )
+    return TestResult(statistic=float(result.statistic), p_value=float(result.pvalue), dof=int(result.dof))
 
 
 def welch_t(a: ArrayLike, b: ArrayLike) -> TestResult:
     """Welch's two-sample t-test (unequal variances), with Welch-Satterthwaite dof."""
     result = stats.ttest_ind(_sample(a, "a", min_n=2), _sample(b, "b", min_n=2), equal_var=False)
-    return TestResult(
-        statistic=float(result.statistic), p_value=float(result.pvalue), dof=float(result.df)
-    )
+    return TestResult(statistic=float(result.statistic), p_value=float(result.pvalue), dof=float(result.df))
 
 
 def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
@@ -124,16 +115,12 @@ def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
     """
     sample_a, sample_b = _sample(a, "a", min_n=2), _sample(b, "b", min_n=2)
     n_a, n_b = sample_a.size, sample_b.size
-    pooled_var = ((n_a - 1) * sample_a.var(ddof=1) + (n_b - 1) * sample_b.var(ddof=1)) / (
-        n_a + n_b - 2
-    )
+    pooled_var = ((n_a - 1) * sample_a.var(ddof=1) + (n_b - 1) * sample_b.var(ddof=1)) / (n_a + n_b - 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         return float((sample_a.mean() - sample_b.mean()) / np.sqrt(pooled_var))
 
 
-def proportion_table(
-    df: pd.DataFrame, group: str | list[str], success: str, confidence: float = 0.95
-) -> pd.DataFrame:
+def proportion_table(df: pd.DataFrame, group: str | list[str], success: str, confidence: float = 0.95) -> pd.DataFrame:
     """Success rate with a Wilson interval per group, one row per group.
 
     ``success`` names a column of booleans (or 0/1). The result has the group
@@ -149,16 +136,10 @@ def proportion_table(
     if not df[success].isin([0, 1]).all():
         raise ValueError(f"column {success!r} must hold only booleans or 0/1 (no missing values)")
     table = (
-        df.groupby(groups, sort=False)[success]
-        .agg(n="size", successes="sum")
-        .reset_index()
-        .astype({"successes": int})
+        df.groupby(groups, sort=False)[success].agg(n="size", successes="sum").reset_index().astype({"successes": int})
     )
     table["rate"] = table["successes"] / table["n"]
-    intervals = [
-        wilson_interval(s, n, confidence)
-        for s, n in zip(table["successes"], table["n"], strict=True)
-    ]
+    intervals = [wilson_interval(s, n, confidence) for s, n in zip(table["successes"], table["n"], strict=True)]
     table["wilson_low"] = [interval.low for interval in intervals]
     table["wilson_high"] = [interval.high for interval in intervals]
     return table
@@ -182,6 +163,4 @@ def _check_proportion(successes: int, n: int, successes_name: str, n_name: str) 
     if n == 0:
         raise ValueError(f"{n_name} is 0: a rate needs at least one trial")
     if successes > n:
-        raise ValueError(
-            f"{successes_name} ({successes}) cannot exceed the number of trials {n_name} ({n})"
-        )
+        raise ValueError(f"{successes_name} ({successes}) cannot exceed the number of trials {n_name} ({n})")

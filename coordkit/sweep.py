@@ -117,13 +117,9 @@ def _run_task(task: Task) -> pd.DataFrame:
     elif isinstance(result, Mapping):
         frame = pd.DataFrame([dict(result)])
     else:
-        raise TypeError(
-            f"run must return a DataFrame or a Mapping (one row), got {type(result).__name__}"
-        )
+        raise TypeError(f"run must return a DataFrame or a Mapping (one row), got {type(result).__name__}")
     labels = {
-        name: [value] * len(frame)
-        for name, value in {**params, "seed": seed}.items()
-        if name not in frame.columns
+        name: [value] * len(frame) for name, value in {**params, "seed": seed}.items() if name not in frame.columns
     }
     return pd.concat([pd.DataFrame(labels, index=frame.index), frame], axis=1)
 
@@ -132,15 +128,8 @@ def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:
     """Every combination of grid values, as keyword dicts, in itertools.product order."""
     grid = grid or {}
     for name, values in grid.items():
-        if (
-            isinstance(values, (str, bytes))
-            or not isinstance(values, (Sequence, np.ndarray))
-            or len(values) == 0
-        ):
-            raise ValueError(
-                f"grid[{name!r}] must be a non-empty sequence of values such as a list, "
-                f"got {values!r}"
-            )
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)) or len(values) == 0:
+            raise ValueError(f"grid[{name!r}] must be a non-empty sequence of values such as a list, got {values!r}")
     if "seed" in grid:
         raise ValueError("grid must not contain 'seed'; pass seeds=... to sweep instead")
     return [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]

@@ -130,9 +130,7 @@ class Choice:
     def widget(self) -> widgets.Dropdown:
         """A new dropdown."""
         description = _describe(self.name, self.label)
-        return widgets.Dropdown(
-            options=self.pairs, value=self.start, description=description, style=CONTROL_STYLE
-        )
+        return widgets.Dropdown(options=self.pairs, value=self.start, description=description, style=CONTROL_STYLE)
 
 
 @dataclass(frozen=True)
@@ -151,9 +149,7 @@ class Toggle:
     def widget(self) -> widgets.Checkbox:
         """A new checkbox."""
         description = _describe(self.name, self.label)
-        return widgets.Checkbox(
-            value=self.default, description=description, indent=False, style=CONTROL_STYLE
-        )
+        return widgets.Checkbox(value=self.default, description=description, indent=False, style=CONTROL_STYLE)
 
 
 Param = Slider | Choice | Toggle
@@ -284,9 +280,16 @@ def controls(model: type[Model] | parameters.Parameters, names: Sequence[str], *
     return [control(declared[name], **overrides.get(name, {})) for name in names]
 
 
-def model_panel(model: type[Model], names: Sequence[str], *, chart: Callable[[Model], Any],
-                fixed: dict[str, Any] | None = None, seeds: tuple[int, int] = (0, 19), title: str | None = None,
-                **overrides: dict) -> ExperimentPanel:
+def model_panel(
+    model: type[Model],
+    names: Sequence[str],
+    *,
+    chart: Callable[[Model], Any],
+    fixed: dict[str, Any] | None = None,
+    seeds: tuple[int, int] = (0, 19),
+    title: str | None = None,
+    **overrides: dict,
+) -> ExperimentPanel:
     """A panel that plays ``model`` with the chosen parameters (``fixed`` ones too) and a seed slider, and shows
     ``chart(model)``."""
     fixed = dict(fixed or {})

@@ -24,12 +24,12 @@ def seed_echo_run(seed: int) -> dict[str, int]:
     return {"seed": -seed, "value": seed % 7}
 
 
-
 class Walk(Model):
     """A seeded random walk of ``length`` steps of size ``scale``, as a model (for sweeps over a model class)."""
 
-    parameters = Parameters(Integer("length", 3, 1, 100, doc="steps to walk"),
-                            Real("scale", 1.0, 0, 10, doc="step size"))
+    parameters = Parameters(
+        Integer("length", 3, 1, 100, doc="steps to walk"), Real("scale", 1.0, 0, 10, doc="step size")
+    )
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)

@@ -38,8 +38,11 @@ class RuleBuyer(Policy):
 
     def decide(self, turn: Turn) -> list[Instance]:
         protocol = turn.agent.states["Purchase"].protocol
-        return [f.bind(protocol, ID="rule-1", item="pen") for f in turn.forms
-                if f.schema.name == "rfq" and turn.event.kind == START]
+        return [
+            f.bind(protocol, ID="rule-1", item="pen")
+            for f in turn.forms
+            if f.schema.name == "rfq" and turn.event.kind == START
+        ]
 
 
 def options(request) -> dict[str, int]:
@@ -110,14 +113,18 @@ def test_the_user_prompt_follows_listing_1_10():
     text = user_prompt(agent, roles_of(agent), agent.enabled(), [])
     assert text.startswith("You are agent 'ahoy (as Buyer in Purchase)'. Choose at most one option, or return null.")
     assert "Role: Buyer (in Purchase)" in text and "(No pending external events at this time)" in text
-    assert ("=== MESSAGE HISTORY ===\n\n1. rfq (from Buyer to Seller)\n   ID: fcba\n   item: pen\n\n"
-            "2. quote (from Seller to Buyer)\n   ID: fcba\n   item: pen\n   price: 4\n\n"
-            "=== END HISTORY (2 messages) ===") in text
+    assert (
+        "=== MESSAGE HISTORY ===\n\n1. rfq (from Buyer to Seller)\n   ID: fcba\n   item: pen\n\n"
+        "2. quote (from Seller to Buyer)\n   ID: fcba\n   item: pen\n   price: 4\n\n"
+        "=== END HISTORY (2 messages) ==="
+    ) in text
     assert "0) Purchase/rfq - out: ['ID', 'item']" in text
     assert "1) Purchase/accept [in: ID=fcba, item=pen, price=4] - out: ['address', 'resp']" in text
     assert "3) Purchase/completed [in: ID=fcba, item=pen, price=4] - out: ['satisfaction']" in text
-    assert ('- To choose an option WITH parameters: {"choice": 0, "params": {"ID": "value", "item": "value"}, '
-            '"tool_requests": []}') in text
+    assert (
+        '- To choose an option WITH parameters: {"choice": 0, "params": {"ID": "value", "item": "value"}, '
+        '"tool_requests": []}'
+    ) in text
     assert '- To decline all options: {"choice": null, "params": {}, "tool_requests": []}' in text
 
 
@@ -135,14 +142,17 @@ def test_a_scripted_llm_enacts_purchase_as_the_buyer():
     assert again.agent(AHOY).states["Purchase"].history[0].payload["ID"] == rfq.payload["ID"]  # seeded uuid
 
 
-@pytest.mark.parametrize("text, kind", [
-    ("I would buy the pen.", "not JSON"),
-    (reply(7, {"address": "x", "resp": "y"}), "invalid choice"),
-    (reply(True), "invalid choice"),
-    (reply(1, {"address": "x", "resp": "y", "colour": "red"}), "unknown params"),
-    (reply(1, {"address": "x"}), "missing params"),
-    ('{"params": {}}', "bad format"),
-])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("I would buy the pen.", "not JSON"),
+        (reply(7, {"address": "x", "resp": "y"}), "invalid choice"),
+        (reply(True), "invalid choice"),
+        (reply(1, {"address": "x", "resp": "y", "colour": "red"}), "unknown params"),
+        (reply(1, {"address": "x"}), "missing params"),
+        ('{"params": {}}', "bad format"),
+    ],
+)
 def test_malformed_replies_fall_back_to_the_rule_brain_and_are_counted(text, kind):
     agent = buyer_after_quote()
     policy = access([text])
@@ -169,10 +179,13 @@ def test_a_reply_in_a_markdown_code_block_is_read_and_bound():
 
 def test_a_tool_request_runs_locally_and_its_result_reaches_the_next_call():
     agent = buyer_after_quote()
-    save = {"tool": "save_state_to_memory", "args": {"agent_name": "Buyer", "key": "price_strategy",
-                                                     "value": "accept above $50"}}
-    client = ScriptedClient([reply(None, tools=[save, {"tool": "rm_rf", "args": {}}]),
-                             reply(1, {"address": "Main St", "resp": "ok"})])
+    save = {
+        "tool": "save_state_to_memory",
+        "args": {"agent_name": "Buyer", "key": "price_strategy", "value": "accept above $50"},
+    }
+    client = ScriptedClient(
+        [reply(None, tools=[save, {"tool": "rm_rf", "args": {}}]), reply(1, {"address": "Main St", "resp": "ok"})]
+    )
     toolbox = Toolbox()
     policy = ahoy_policy(client, RuleBuyer(), GOAL, [PURCHASE], toolbox=toolbox)
     (instance,) = policy.decide(turn(agent))
@@ -208,12 +221,16 @@ def test_the_adapter_refuses_a_binding_that_contradicts_an_in_parameter():
 
 
 def test_external_events_are_shown_until_a_new_enactment_handles_them():
-    lamp = {"timestamp": "2025-01-01T10:00:00", "event_type": "new_order", "message": "Buy a lamp under $30",
-            "priority": "high", "metadata": {"item": "lamp"}}
+    lamp = {
+        "timestamp": "2025-01-01T10:00:00",
+        "event_type": "new_order",
+        "message": "Buy a lamp under $30",
+        "priority": "high",
+        "metadata": {"item": "lamp"},
+    }
     agent = buyer_after_quote()
     agent.events.pending.append(lamp)
-    client = ScriptedClient([reply(1, {"address": "Main St", "resp": "ok"}), reply(0, {"item": "lamp"}),
-                             reply(None)])
+    client = ScriptedClient([reply(1, {"address": "Main St", "resp": "ok"}), reply(0, {"item": "lamp"}), reply(None)])
     policy = ahoy_policy(client, RuleBuyer(), GOAL, [PURCHASE])
     policy.decide(turn(agent))  # accept continues the pen enactment: the event stays
     assert agent.events.pending == [lamp] and agent.events.handled == []
@@ -222,7 +239,7 @@ def test_external_events_are_shown_until_a_new_enactment_handles_them():
     policy.decide(turn(agent))
     prompts = [r.messages[0][1] for r in client.requests]
     assert all("=== PENDING EXTERNAL EVENTS ===" in p and "Buy a lamp under $30" in p for p in prompts[:2])
-    assert '[HIGH] new_order at 2025-01-01T10:00:00' in prompts[0] and '"item": "lamp"' in prompts[0]
+    assert "[HIGH] new_order at 2025-01-01T10:00:00" in prompts[0] and '"item": "lamp"' in prompts[0]
     assert "(No pending external events at this time)" in prompts[2]
 
 
@@ -247,31 +264,40 @@ def test_the_access_function_is_classified_by_its_fallback():
     assert policy.classifier == Classifier(stochastic=True, stateful=False, calls_llm=True)
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                    max_leaves=8)
-REPLIES = st.fixed_dictionaries({}, optional={
-    "choice": st.none() | st.integers(-2, 6) | JSON,
-    "params": st.dictionaries(st.sampled_from(["ID", "item", "price", "address", "resp", "x"]), JSON, max_size=4)
-    | JSON,
-    "tool_requests": st.lists(st.fixed_dictionaries({"tool": JSON, "args": JSON}) | JSON, max_size=2) | JSON,
-})
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+REPLIES = st.fixed_dictionaries(
+    {},
+    optional={
+        "choice": st.none() | st.integers(-2, 6) | JSON,
+        "params": st.dictionaries(st.sampled_from(["ID", "item", "price", "address", "resp", "x"]), JSON, max_size=4)
+        | JSON,
+        "tool_requests": st.lists(st.fixed_dictionaries({"tool": JSON, "args": JSON}) | JSON, max_size=2) | JSON,
+    },
+)
 
 
 def near_miss_params(option: int):
     """Parameters for option ``option`` after a quote, often right, so that accepted replies are tested too."""
     schema = PURCHASE.message(["rfq", "accept", "reject", "completed"][option])
     value = st.text(max_size=5) | st.integers()
-    return st.fixed_dictionaries({n: value | st.none() for n in schema.outs},
-                                 optional={n: value for n in (*schema.ins, "colour")})
+    return st.fixed_dictionaries(
+        {n: value | st.none() for n in schema.outs}, optional={n: value for n in (*schema.ins, "colour")}
+    )
 
 
 NEAR_MISSES = st.integers(-1, 4).flatmap(lambda i: near_miss_params(i % 4).map(lambda p: {"choice": i, "params": p}))
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text() | (REPLIES | NEAR_MISSES).map(json.dumps) | st.tuples(st.text(max_size=20), REPLIES).map(
-    lambda t: f"{t[0]}\n```json\n{json.dumps(t[1])}\n```"))
+@given(
+    text=st.text()
+    | (REPLIES | NEAR_MISSES).map(json.dumps)
+    | st.tuples(st.text(max_size=20), REPLIES).map(lambda t: f"{t[0]}\n```json\n{json.dumps(t[1])}\n```")
+)
 def test_the_reply_parser_raises_nothing_but_reply_parse_error(text):
     agent = buyer_after_quote()
     options = [(PURCHASE, form) for form in agent.enabled()]

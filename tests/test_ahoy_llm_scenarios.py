@@ -72,7 +72,11 @@ def test_the_stand_in_answers_in_the_papers_json_format():
     replies = [stand_in.reply(request) for request in model.llm.requests]
     assert all(set(json.loads(text)) == {"choice", "params", "tool_requests"} for text in replies)
     assert [json.loads(text)["params"] for text in replies if json.loads(text)["choice"] is not None] == [
-        {"item": "pen"}, {"confirmation": "confirmed"}, {"express_delivery": "express"}, {"payment": "$4"}]
+        {"item": "pen"},
+        {"confirmation": "confirmed"},
+        {"express_delivery": "express"},
+        {"payment": "$4"},
+    ]
 
 
 def test_the_stand_in_reads_both_ways_of_writing_a_goal():

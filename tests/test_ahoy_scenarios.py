@@ -40,8 +40,12 @@ def test_termination_conditions_come_from_the_protocols():
     assert finals(PURCHASE, "Buyer") == ["reject", "deliver", "completed"]
     assert finals(LOGISTICS, "Merchant") == ["Packed"] and finals(FLEXIBLE, "FlexibleCustomer") == ["receipt"]
     buyer = LocalState(PURCHASE, ("Buyer",))
-    for name, values in [("rfq", {}), ("quote", {"price": 4}), ("accept", {"price": 4, "address": "a", "resp": "ok"}),
-                         ("deliver", {"address": "a", "outcome": "delivered"})]:
+    for name, values in [
+        ("rfq", {}),
+        ("quote", {"price": 4}),
+        ("accept", {"price": 4, "address": "a", "resp": "ok"}),
+        ("deliver", {"address": "a", "outcome": "delivered"}),
+    ]:
         buyer.history.append(Instance.of(PURCHASE, name, ID="1", item="pen", **values))
     assert not finished(buyer, {"ID": "1"})  # delivered, but completed is still enabled
     buyer.send(Instance.of(PURCHASE, "completed", ID="1", item="pen", price=4, satisfaction="satisfied"))
@@ -50,22 +54,32 @@ def test_termination_conditions_come_from_the_protocols():
 
 def test_a_customer_that_paid_waits_for_its_receipt():
     customer = LocalState(FLEXIBLE, ("FlexibleCustomer",))
-    for name, values in [("rfq", {}), ("offer", {"price": 4}), ("accept", {"price": 4, "confirmation": "c"}),
-                         ("standard_delivery_request", {"confirmation": "c", "standard_delivery": "s"}),
-                         ("standard_delivery", {"standard_delivery": "s"}),
-                         ("pay_standard", {"price": 4, "standard_delivery": "s", "payment": "$4"})]:
+    for name, values in [
+        ("rfq", {}),
+        ("offer", {"price": 4}),
+        ("accept", {"price": 4, "confirmation": "c"}),
+        ("standard_delivery_request", {"confirmation": "c", "standard_delivery": "s"}),
+        ("standard_delivery", {"standard_delivery": "s"}),
+        ("pay_standard", {"price": 4, "standard_delivery": "s", "payment": "$4"}),
+    ]:
         customer.history.append(Instance.of(FLEXIBLE, name, ID="1", item="pen", **values))
     assert not finished(customer, {"ID": "1"})
     customer.history.append(Instance.of(FLEXIBLE, "receipt", ID="1", item="pen", payment="$4", done=True))
     assert finished(customer, {"ID": "1"})
 
 
-@pytest.mark.parametrize("name", [
-    "freeness-purchase",
-    "freeness-logistics",
-    "concurrent",
-    "branching-urgent", "branching-cheapest", "branching-ambiguous", "external-event",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "freeness-purchase",
+        "freeness-logistics",
+        "concurrent",
+        "branching-urgent",
+        "branching-cheapest",
+        "branching-ambiguous",
+        "external-event",
+    ],
+)
 def test_every_scenario_completes_without_violations_and_every_role_terminates(name):
     model = runs()[name]
     assert model.violations == 0 and model.finished() and not model.in_transit
@@ -127,8 +141,10 @@ def test_an_external_event_starts_a_second_enactment_with_its_own_bindings():
     assert list(rfqs["step"]) == [1, 2]  # the trolley's rfq follows the event, while the pen is under way
     assert log[log["message"] == "completed"]["step"].min() > 2
     state = ahoy.states["Purchase"]
-    known = {k["item"]: k for k in (state.knowledge({"ID": i.payload["ID"]}) for i in state.history
-                                    if i.schema.name == "rfq")}
+    known = {
+        k["item"]: k
+        for k in (state.knowledge({"ID": i.payload["ID"]}) for i in state.history if i.schema.name == "rfq")
+    }
     trolley = TROLLEY["metadata"]
     assert known["pen"]["address"] == RALEIGH and known["pen"]["price"] <= 20
     assert known["trolley"]["address"] == trolley["address"] and known["trolley"]["price"] <= trolley["budget"]
@@ -145,9 +161,19 @@ class GreedyBuyer(Policy):
     def decide(self, turn: Turn) -> list[Instance]:
         chosen = self.buyer.decide(turn)
         protocol = turn.agent.states["Purchase"].protocol
-        rejects = [Instance.of(protocol, "reject", ID=i.payload["ID"], item=i.payload["item"],
-                               price=i.payload["price"], outcome="no", resp="no")
-                   for i in chosen if i.schema.name == "accept"]
+        rejects = [
+            Instance.of(
+                protocol,
+                "reject",
+                ID=i.payload["ID"],
+                item=i.payload["item"],
+                price=i.payload["price"],
+                outcome="no",
+                resp="no",
+            )
+            for i in chosen
+            if i.schema.name == "accept"
+        ]
         return chosen + rejects
 
 
@@ -180,17 +206,20 @@ def test_the_goal_comes_from_the_parameters_unless_given():
     assert model.pursued_goal is mine and "item=lamp" in model.messages()["instance"].iloc[0] and model.finished()
 
 
-@pytest.mark.parametrize("params, problem", [
-    ({"max_delay": 0}, "max_delay=0 is out of range"),
-    ({"max_steps": math.inf}, "max_steps=inf is not an integer"),
-    ({"max_steps": 10**9}, "max_steps=1000000000 is out of range"),
-    ({"budget": math.nan}, "budget=nan is not a finite number"),
-    ({"time_limit_s": 0}, "time_limit_s=0 is out of range"),
-    ({"event_step": 2.0}, "event_step=2.0 is not an integer; pass 2"),
-    ({"event_step": 20, "max_steps": 10}, "event_step=20 comes after the last step"),
-    ({"protocols": "flexible"}, "did you mean 'flexible_purchase'"),
-    ({"goal": "a pen"}, "goal takes a Goal"),
-])
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        ({"max_delay": 0}, "max_delay=0 is out of range"),
+        ({"max_steps": math.inf}, "max_steps=inf is not an integer"),
+        ({"max_steps": 10**9}, "max_steps=1000000000 is out of range"),
+        ({"budget": math.nan}, "budget=nan is not a finite number"),
+        ({"time_limit_s": 0}, "time_limit_s=0 is out of range"),
+        ({"event_step": 2.0}, "event_step=2.0 is not an integer; pass 2"),
+        ({"event_step": 20, "max_steps": 10}, "event_step=20 comes after the last step"),
+        ({"protocols": "flexible"}, "did you mean 'flexible_purchase'"),
+        ({"goal": "a pen"}, "goal takes a Goal"),
+    ],
+)
 def test_every_parameter_is_bounded_and_checked(params, problem):
     with pytest.raises(ParameterError, match=problem):
         AhoyEnactment(**params)
@@ -205,12 +234,23 @@ def test_a_run_stops_at_its_step_and_time_limits():
 def test_the_frame_has_a_row_per_step_from_the_initial_state():
     model = runs()["external-event"]
     frame = model.frame()
-    assert list(frame.columns) == ["step", "messages", "ahoy_messages", "in_transit", "decisions", "llm_calls",
-                                   "violations", "finished"]
+    assert list(frame.columns) == [
+        "step",
+        "messages",
+        "ahoy_messages",
+        "in_transit",
+        "decisions",
+        "llm_calls",
+        "violations",
+        "finished",
+    ]
     assert list(frame["step"]) == list(range(model.steps + 1))
     assert frame.iloc[0].tolist() == [0, 0, 0, 0, 0, 0, 0, False]
     assert frame.iloc[-1][["messages", "ahoy_messages", "decisions"]].tolist() == [
-        len(model.messages()), 6, model.summary()["decisions"]]
+        len(model.messages()),
+        6,
+        model.summary()["decisions"],
+    ]
     assert frame["finished"].iloc[-1] and not frame["finished"].iloc[:-1].any()
 
 

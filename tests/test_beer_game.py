@@ -40,8 +40,16 @@ def test_a_demand_step_costs_match_a_hand_computation():
     seed=st.integers(0, 2**16),
 )
 def test_no_beer_is_created_or_lost(protocol, stages, order_delay, shipping_delay, step_size, demand_noise, seed):
-    game = BeerGame(protocol=protocol, stages=stages, rounds=12, order_delay=order_delay,
-                    shipping_delay=shipping_delay, step_size=step_size, demand_noise=demand_noise, rng=seed)
+    game = BeerGame(
+        protocol=protocol,
+        stages=stages,
+        rounds=12,
+        order_delay=order_delay,
+        shipping_delay=shipping_delay,
+        step_size=step_size,
+        demand_noise=demand_noise,
+        rng=seed,
+    )
     before = game.beer_in_system()
     while game.running:
         game.step()
@@ -132,14 +140,16 @@ def test_rep_beats_a2a_on_cost_and_bullwhip_over_20_seeds():
 
 
 def test_bullwhip_ratio_and_stabilisation_on_a_known_frame():
-    rounds = pd.DataFrame({
-        "round": [1, 2, 3, 4] * 2,
-        "position": [0] * 4 + [1] * 4,
-        "stage": ["retailer"] * 4 + ["factory"] * 4,
-        "customer_demand": [4.0, 8.0, 8.0, 8.0] * 2,
-        "order": [4.0, 8.0, 8.0, 8.0, 4.0, 16.0, 8.0, 8.0],
-        "cost": [1.0] * 8,
-    })
+    rounds = pd.DataFrame(
+        {
+            "round": [1, 2, 3, 4] * 2,
+            "position": [0] * 4 + [1] * 4,
+            "stage": ["retailer"] * 4 + ["factory"] * 4,
+            "customer_demand": [4.0, 8.0, 8.0, 8.0] * 2,
+            "order": [4.0, 8.0, 8.0, 8.0, 4.0, 16.0, 8.0, 8.0],
+            "cost": [1.0] * 8,
+        }
+    )
     demand_var = pd.Series([4.0, 8.0, 8.0, 8.0]).var()
     assert metrics.bullwhip_ratio(rounds) == pytest.approx(pd.Series([4.0, 16, 8, 8]).var() / demand_var)
     # factory jumps by 12 then 8 (> 0.25 x 8): calm from round 4 on, 2 rounds after the step at round 2

@@ -32,8 +32,11 @@ def purchase(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
                 chosen.append(form.bind(PURCHASE, satisfaction="happy"))
         return chosen
 
-    seller.decision(lambda agent, forms, event: [
-        f.bind(PURCHASE, price=4) if f.schema.name == "quote" else f.bind(PURCHASE, shipped=True) for f in forms])
+    seller.decision(
+        lambda agent, forms, event: [
+            f.bind(PURCHASE, price=4) if f.schema.name == "quote" else f.bind(PURCHASE, shipped=True) for f in forms
+        ]
+    )
     shipper.decision(lambda agent, forms, event: [f.bind(PURCHASE, outcome="delivered") for f in forms])
     return model.run()
 

@@ -22,8 +22,12 @@ def test_every_protocol_file_parses_and_every_message_has_a_comment(name):
 
 def test_purchase_as_in_listing_1_11():
     assert PURCHASE.name == "Purchase" and PURCHASE.roles == ("Buyer", "Seller", "Shipper")
-    assert PURCHASE.parameters == (Parameter("ID", "out", True), Parameter("item", "out"), Parameter("price", "out"),
-                                   Parameter("outcome", "out"))
+    assert PURCHASE.parameters == (
+        Parameter("ID", "out", True),
+        Parameter("item", "out"),
+        Parameter("price", "out"),
+        Parameter("outcome", "out"),
+    )
     assert PURCHASE.public_names == ("ID", "item", "price", "outcome")
     assert PURCHASE.private == ("address", "resp", "shipped", "satisfaction")
     assert [m.name for m in PURCHASE.messages] == ["rfq", "quote", "accept", "reject", "ship", "deliver", "completed"]
@@ -34,7 +38,8 @@ def test_purchase_as_in_listing_1_11():
     assert accept.names == ("ID", "item", "price", "address", "resp") and accept.adornment("price") == "in"
     assert accept.line == 13
     assert PURCHASE.message("reject").comment == (
-        "Buyer rejects: provides outcome reason and response/feedback (mutually exclusive with accept)")
+        "Buyer rejects: provides outcome reason and response/feedback (mutually exclusive with accept)"
+    )
 
 
 def test_logistics_has_nested_keys_and_a_parameter_list_over_two_lines():
@@ -56,8 +61,10 @@ def test_flexible_purchase_and_its_correction_differ_by_two_nil_parameters():
     assert published.message("standard_delivery").nils == ("express_delivery",)
     assert published.message("pay_express").comment == "Customer pays for express: payment for express delivery option"
     changed = {m.name: m.nils for m in corrected.messages if m.nils != published.message(m.name).nils}
-    assert changed == {"standard_delivery_request": ("express_delivery",),
-                       "express_delivery_request": ("standard_delivery",)}
+    assert changed == {
+        "standard_delivery_request": ("express_delivery",),
+        "express_delivery_request": ("standard_delivery",),
+    }
     assert [m.comment for m in corrected.messages] == [m.comment for m in published.messages]
     assert corrected.text.startswith("// FlexiblePurchase") and "live" in corrected.text.splitlines()[0]
 
@@ -66,12 +73,15 @@ def test_the_unicode_arrow_and_free_layout_read_the_same():
     text = PURCHASE.text.replace("->", "→").replace(", ", ",\n      ")
     protocol = parse(text)
     assert [(m.name, m.sender, m.recipient, m.parameters, m.comment) for m in protocol.messages] == [
-        (m.name, m.sender, m.recipient, m.parameters, m.comment) for m in PURCHASE.messages]
+        (m.name, m.sender, m.recipient, m.parameters, m.comment) for m in PURCHASE.messages
+    ]
 
 
 def test_only_a_comment_block_directly_above_a_message_is_its_comment():
-    protocol = parse("P {\n roles A, B\n parameters out x key\n // far away\n\n A -> B: m[out x] // trailing\n"
-                     " // first\n //\n // second\n B -> A: n[in x]\n}")
+    protocol = parse(
+        "P {\n roles A, B\n parameters out x key\n // far away\n\n A -> B: m[out x] // trailing\n"
+        " // first\n //\n // second\n B -> A: n[in x]\n}"
+    )
     assert [m.comment for m in protocol.messages] == ["", "first second"]
 
 
@@ -80,9 +90,12 @@ def test_sent_by_and_received_by_partition_the_messages(protocol):
     for role in protocol.roles:
         assert all(m.sender == role for m in protocol.sent_by(role))
         assert all(m.recipient == role for m in protocol.received_by(role))
-    assert sorted(m.name for r in protocol.roles for m in protocol.sent_by(r)) == sorted(m.name for m in protocol.messages)
+    assert sorted(m.name for r in protocol.roles for m in protocol.sent_by(r)) == sorted(
+        m.name for m in protocol.messages
+    )
     assert sorted(m.name for r in protocol.roles for m in protocol.received_by(r)) == sorted(
-        m.name for m in protocol.messages)
+        m.name for m in protocol.messages
+    )
     assert PURCHASE.sent_by("Shipper") == (PURCHASE.message("deliver"),)
 
 
@@ -119,38 +132,107 @@ def bad(old: str, new: str) -> str:
     return GOOD.replace(old, new, 1)
 
 
-@pytest.mark.parametrize("text, line, column, reason, hint", [
-    (bad("out item]", "out item, out adress]"), 6, 46,
-     "parameter 'adress' is not declared in 'parameters' or 'private'", "did you mean 'address'?"),
-    (bad("Seller -> Buyer", "Seler -> Buyer"), 7, 3, "role 'Seler' is not declared in 'roles'",
-     "did you mean 'Seller'?"),
-    (bad("out ID key,", "out ID,"), 3, 3, "every protocol needs a key parameter: mark one with `key`",
-     "parameters out ID key"),
-    (bad("rfq[out ID", "rfq[ID"), 6, 24, "parameter 'ID' has no adornment", "`in ID`"),
-    (bad("rfq[out ID", "rfq[ot ID"), 6, 24, "unknown adornment 'ot'", "did you mean 'out'?"),
-    (bad("Buyer -> Seller: rfq", "Buyer -> Buyer: rfq"), 6, 12, "Buyer sends a message to itself", "must differ"),
-    (bad("quote[", "rfq["), 7, 20, "message 'rfq' is declared twice", "first at line 6, column 20"),
-    (bad("out item]", "out item, in ID]"), 6, 45, "in 'rfq', parameter 'ID' is declared twice", "line 6, column 28"),
-    (bad("out item]", "out item"), 7, 3, "expected ',' or ']', found 'Seller'", "'[' at line 6, column 23 is still open"),
-    (GOOD.rstrip().removesuffix("}"), 8, 1, "missing '}' at the end of the protocol",
-     "'Purchase {' opens at line 1, column 10"),
-    (GOOD + "}\n", 9, 1, "unexpected '}' after the protocol's closing '}'", "one protocol"),
-    (bad("Seller: rfq", "Seller rfq"), 6, 19,
-     "expected ':' after the recipient, found 'rfq'", "Sender -> Recipient"),
-    (bad("out price]", "out price];"), 7, 52, "unexpected character ';'", "`->`"),
-    (bad("roles", "role"), 2, 3, "expected 'roles', found 'role'", "did you mean 'roles'?"),
-    (bad("roles Buyer, Seller", "roles Buyer, Seller, Buyer"), 2, 24, "role 'Buyer' is declared twice", "line 2"),
-    (bad("private address", "private address, item"), 4, 20, "parameter 'item' is declared twice", "line 3"),
-    (bad("Seller -> Buyer: quote[in ID, in item", "Seller -> Buyer: quote[in item"), 7, 20,
-     "message 'quote' carries no key parameter", "add one of ID"),
-    (bad("private address", "private out address"), 4, 11, "'out' is a BSPL keyword, not a private parameter",
-     "no adornment"),
-    ("", 1, 1, "the text holds no protocol", "`Name {`"),
-    ("  // only a comment\n\n", 1, 1, "the text holds no protocol", "`Name {`"),
-], ids=["undeclared-parameter", "unknown-role", "no-key", "no-adornment", "unknown-adornment", "self-message",
-        "duplicate-message", "duplicate-parameter", "unclosed-bracket", "unclosed-brace", "extra-brace", "missing-colon",
-        "bad-character", "keyword-typo", "duplicate-role", "parameter-declared-twice", "message-without-key",
-        "adorned-private", "empty", "comment-only"])
+@pytest.mark.parametrize(
+    "text, line, column, reason, hint",
+    [
+        (
+            bad("out item]", "out item, out adress]"),
+            6,
+            46,
+            "parameter 'adress' is not declared in 'parameters' or 'private'",
+            "did you mean 'address'?",
+        ),
+        (
+            bad("Seller -> Buyer", "Seler -> Buyer"),
+            7,
+            3,
+            "role 'Seler' is not declared in 'roles'",
+            "did you mean 'Seller'?",
+        ),
+        (
+            bad("out ID key,", "out ID,"),
+            3,
+            3,
+            "every protocol needs a key parameter: mark one with `key`",
+            "parameters out ID key",
+        ),
+        (bad("rfq[out ID", "rfq[ID"), 6, 24, "parameter 'ID' has no adornment", "`in ID`"),
+        (bad("rfq[out ID", "rfq[ot ID"), 6, 24, "unknown adornment 'ot'", "did you mean 'out'?"),
+        (bad("Buyer -> Seller: rfq", "Buyer -> Buyer: rfq"), 6, 12, "Buyer sends a message to itself", "must differ"),
+        (bad("quote[", "rfq["), 7, 20, "message 'rfq' is declared twice", "first at line 6, column 20"),
+        (
+            bad("out item]", "out item, in ID]"),
+            6,
+            45,
+            "in 'rfq', parameter 'ID' is declared twice",
+            "line 6, column 28",
+        ),
+        (
+            bad("out item]", "out item"),
+            7,
+            3,
+            "expected ',' or ']', found 'Seller'",
+            "'[' at line 6, column 23 is still open",
+        ),
+        (
+            GOOD.rstrip().removesuffix("}"),
+            8,
+            1,
+            "missing '}' at the end of the protocol",
+            "'Purchase {' opens at line 1, column 10",
+        ),
+        (GOOD + "}\n", 9, 1, "unexpected '}' after the protocol's closing '}'", "one protocol"),
+        (
+            bad("Seller: rfq", "Seller rfq"),
+            6,
+            19,
+            "expected ':' after the recipient, found 'rfq'",
+            "Sender -> Recipient",
+        ),
+        (bad("out price]", "out price];"), 7, 52, "unexpected character ';'", "`->`"),
+        (bad("roles", "role"), 2, 3, "expected 'roles', found 'role'", "did you mean 'roles'?"),
+        (bad("roles Buyer, Seller", "roles Buyer, Seller, Buyer"), 2, 24, "role 'Buyer' is declared twice", "line 2"),
+        (bad("private address", "private address, item"), 4, 20, "parameter 'item' is declared twice", "line 3"),
+        (
+            bad("Seller -> Buyer: quote[in ID, in item", "Seller -> Buyer: quote[in item"),
+            7,
+            20,
+            "message 'quote' carries no key parameter",
+            "add one of ID",
+        ),
+        (
+            bad("private address", "private out address"),
+            4,
+            11,
+            "'out' is a BSPL keyword, not a private parameter",
+            "no adornment",
+        ),
+        ("", 1, 1, "the text holds no protocol", "`Name {`"),
+        ("  // only a comment\n\n", 1, 1, "the text holds no protocol", "`Name {`"),
+    ],
+    ids=[
+        "undeclared-parameter",
+        "unknown-role",
+        "no-key",
+        "no-adornment",
+        "unknown-adornment",
+        "self-message",
+        "duplicate-message",
+        "duplicate-parameter",
+        "unclosed-bracket",
+        "unclosed-brace",
+        "extra-brace",
+        "missing-colon",
+        "bad-character",
+        "keyword-typo",
+        "duplicate-role",
+        "parameter-declared-twice",
+        "message-without-key",
+        "adorned-private",
+        "empty",
+        "comment-only",
+    ],
+)
 def test_a_mistake_is_reported_where_it_is_with_a_hint(text, line, column, reason, hint):
     with pytest.raises(ParseError) as caught:
         parse(text)
@@ -162,8 +244,11 @@ def test_a_mistake_is_reported_where_it_is_with_a_hint(text, line, column, reaso
 
 
 def test_the_message_reads_as_in_the_brief():
-    with pytest.raises(ParseError, match=r"^line 6, column 46: parameter 'adress' is not declared in 'parameters' or "
-                                         r"'private' \(did you mean 'address'\?\)$"):
+    with pytest.raises(
+        ParseError,
+        match=r"^line 6, column 46: parameter 'adress' is not declared in 'parameters' or "
+        r"'private' \(did you mean 'address'\?\)$",
+    ):
         parse(bad("out item]", "out item, out adress]"))
 
 
@@ -182,8 +267,37 @@ def test_any_text_gives_a_protocol_or_a_parse_error(text):
     check_only_parse_errors(text)
 
 
-BSPL_PIECES = st.sampled_from(["{", "}", "[", "]", ",", ":", "->", "→", "//", "\n", " ", "key", "in", "out", "nil",
-                               "roles", "parameters", "private", "ID", "A", "B", "m", "-", ";", "é", "\t", "\r"])
+BSPL_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "->",
+        "→",
+        "//",
+        "\n",
+        " ",
+        "key",
+        "in",
+        "out",
+        "nil",
+        "roles",
+        "parameters",
+        "private",
+        "ID",
+        "A",
+        "B",
+        "m",
+        "-",
+        ";",
+        "é",
+        "\t",
+        "\r",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -199,7 +313,9 @@ def test_mutations_of_a_protocol_give_a_protocol_or_a_parse_error(name, data):
     for _ in range(data.draw(st.integers(1, 3), label="mutations")):
         start = data.draw(st.integers(0, len(text)), label="at")
         if data.draw(st.booleans(), label="delete"):
-            text = text[:start] + text[start + data.draw(st.integers(1, 12), label="length"):]
+            text = text[:start] + text[start + data.draw(st.integers(1, 12), label="length") :]
         else:
-            text = text[:start] + data.draw(st.text(min_size=1, max_size=3) | BSPL_PIECES, label="insert") + text[start:]
+            text = (
+                text[:start] + data.draw(st.text(min_size=1, max_size=3) | BSPL_PIECES, label="insert") + text[start:]
+            )
     check_only_parse_errors(text)

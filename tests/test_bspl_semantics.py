@@ -23,7 +23,9 @@ def test_a_buyer_starts_with_rfq_and_a_seller_can_quote_once_it_has_heard():
     rfq = buyer.send(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))
     seller.receive(rfq)
     (quote,) = seller.enabled()
-    assert quote.schema.name == "quote" and dict(quote.known) == {"ID": "1", "item": "pen"} and quote.missing == ("price",)
+    assert (
+        quote.schema.name == "quote" and dict(quote.known) == {"ID": "1", "item": "pen"} and quote.missing == ("price",)
+    )
     seller.send(quote.bind(PURCHASE, price=4))
     assert seller.enabled() == []  # quoted once in this enactment
     assert names(buyer.enabled()) == ["rfq"]  # a new rfq starts a new enactment
@@ -54,12 +56,15 @@ def test_nested_keys_let_an_order_s_label_reach_its_items():
     assert label.key_bindings == {"orderID": "o1"}
 
 
-@pytest.mark.parametrize("instance, message", [
-    (Instance.of(PURCHASE, "quote", ID="1", item="pen", price=4), "sent by Seller"),
-    (Instance.of(PURCHASE, "accept", ID="9", item="pen", price=4, address="x", resp="y"), "not known"),
-    (Instance.of(PURCHASE, "rfq", ID="1"), "unbound"),
-    (Instance.of(PURCHASE, "rfq", ID="1", item="cup"), "already used"),
-])
+@pytest.mark.parametrize(
+    "instance, message",
+    [
+        (Instance.of(PURCHASE, "quote", ID="1", item="pen", price=4), "sent by Seller"),
+        (Instance.of(PURCHASE, "accept", ID="9", item="pen", price=4, address="x", resp="y"), "not known"),
+        (Instance.of(PURCHASE, "rfq", ID="1"), "unbound"),
+        (Instance.of(PURCHASE, "rfq", ID="1", item="cup"), "already used"),
+    ],
+)
 def test_emission_violations_are_clear_and_nothing_is_sent(instance, message):
     buyer = LocalState(PURCHASE, ("Buyer",))
     buyer.send(Instance.of(PURCHASE, "rfq", ID="1", item="pen"))

@@ -7,13 +7,40 @@ from coordkit.cli import main
 
 def test_a_stand_in_recording_replays_to_identical_figure_data(tmp_path, capsys):
     recording = tmp_path / "fig1.jsonl"
-    assert main(["record", "rep-beer-fig1", "--seeds", "1", "--stand-in", "--out", str(recording),
-                 "--figures-out", str(tmp_path / "recorded")]) == 0
+    assert (
+        main(
+            [
+                "record",
+                "rep-beer-fig1",
+                "--seeds",
+                "1",
+                "--stand-in",
+                "--out",
+                str(recording),
+                "--figures-out",
+                str(tmp_path / "recorded"),
+            ]
+        )
+        == 0
+    )
     assert "recorded 316 calls" in capsys.readouterr().out
     header = json.loads(recording.read_text().splitlines()[0])
     assert "NOT an LLM" in header["note"] and header["command"].startswith("coordkit record rep-beer-fig1")
-    assert main(["reproduce", "rep-beer-fig1", "--seeds", "1", "--replay", str(recording),
-                 "--out", str(tmp_path / "replayed")]) == 0
+    assert (
+        main(
+            [
+                "reproduce",
+                "rep-beer-fig1",
+                "--seeds",
+                "1",
+                "--replay",
+                str(recording),
+                "--out",
+                str(tmp_path / "replayed"),
+            ]
+        )
+        == 0
+    )
     assert "316" in capsys.readouterr().out
     recorded = (tmp_path / "recorded" / "rep-beer-fig1.csv").read_text()
     assert recorded == (tmp_path / "replayed" / "rep-beer-fig1.csv").read_text() and "llm_calls" in recorded

@@ -78,6 +78,7 @@ def test_there_are_ten_figures_or_more():
 
 # --- figures ----------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module", params=sorted(FIGURES))
 def figure(request):
     return FIGURES[request.param]
@@ -112,15 +113,25 @@ def test_a_figure_with_llm_agents_plays_them_through_the_client(figure_id):
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory):
     """Every figure's CSV at 1 seed, written by two separate Python processes with different hash seeds."""
-    script = ("import importlib, sys; from coordkit import figures\n"
-              "for spec in sys.argv[2:]:\n"
-              "    module, figure_id = spec.split(':')\n"
-              "    importlib.import_module(module)\n"
-              "    figures.registered()[figure_id].compute(1, 0).to_csv(f'{sys.argv[1]}/{figure_id}.csv', index=False)\n")
+    script = (
+        "import importlib, sys; from coordkit import figures\n"
+        "for spec in sys.argv[2:]:\n"
+        "    module, figure_id = spec.split(':')\n"
+        "    importlib.import_module(module)\n"
+        "    figures.registered()[figure_id].compute(1, 0).to_csv(f'{sys.argv[1]}/{figure_id}.csv', index=False)\n"
+    )
     specs = [f"{f.compute.__module__}:{f.id}" for f in FIGURES.values()]
     outs = [tmp_path_factory.mktemp(f"process{k}") for k in (1, 2)]
-    runs = [subprocess.Popen([sys.executable, "-c", script, str(out), *specs], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": str(k)}) for k, out in enumerate(outs)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(out), *specs],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(k)},
+        )
+        for k, out in enumerate(outs)
+    ]
     for run in runs:
         assert run.wait(timeout=600) == 0, run.stderr.read()
     return outs
@@ -132,6 +143,7 @@ def test_a_figures_csv_is_byte_identical_across_two_processes(figure, two_proces
 
 
 # --- models -----------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(params=sorted(MODELS))
 def model(request):
@@ -156,8 +168,9 @@ def bad_values(param) -> list:
 
 def test_a_model_refuses_every_bad_value_with_a_clear_error(model):
     for param in model.parameters:
-        for value in bad_values(param) + ([] if param.optional else [None] if not isinstance(param, Choice)
-                                           or None not in param.options else []):
+        for value in bad_values(param) + (
+            [] if param.optional else [None] if not isinstance(param, Choice) or None not in param.options else []
+        ):
             with pytest.raises(ParameterError) as error:
                 model(**{param.name: value})
             message = str(error.value)
@@ -197,6 +210,7 @@ def test_a_models_signature_and_docstring_come_from_its_declaration(model):
 
 
 # --- the papers' numbers ----------------------------------------------------------------------------------------
+
 
 def test_the_papers_numbers_follow_one_schema_and_belong_to_figures():
     table = papers.published()

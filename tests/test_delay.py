@@ -23,14 +23,17 @@ def play(seed: int = 0, **params) -> DelayedDilemma:
     return DelayedDilemma(rng=seed, **params).run()
 
 
-@pytest.mark.parametrize("a, b, expected", [
-    ("tit_for_tat", "always_defect", (0 + 59 * 1, 5 + 59 * 1)),  # S + 59·P against T + 59·P
-    ("tit_for_tat", "tit_for_tat", (60 * 3, 60 * 3)),
-    ("always_cooperate", "always_defect", (0, 60 * 5)),
-    ("grim_trigger", "always_defect", (59, 64)),
-    ("grim_trigger", "always_cooperate", (180, 180)),
-    ("always_defect", "always_defect", (60, 60)),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("tit_for_tat", "always_defect", (0 + 59 * 1, 5 + 59 * 1)),  # S + 59·P against T + 59·P
+        ("tit_for_tat", "tit_for_tat", (60 * 3, 60 * 3)),
+        ("always_cooperate", "always_defect", (0, 60 * 5)),
+        ("grim_trigger", "always_defect", (59, 64)),
+        ("grim_trigger", "always_cooperate", (180, 180)),
+        ("always_defect", "always_defect", (60, 60)),
+    ],
+)
 def test_without_delay_classic_pairs_earn_the_discrete_repeated_game_payoffs(a, b, expected):
     model = play(policy_a=a, policy_b=b)
     assert (model.players[0].payoff, model.players[1].payoff) == expected
@@ -127,27 +130,30 @@ def test_figure4_at_one_seed_has_no_interval_and_still_compares_and_charts():
     assert (two["low"] <= two["mean"]).all() and (two["mean"] <= two["high"]).all()  # two trials: an interval
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"delay_a": -1}, "delay_a=-1 is out of range"),
-    ({"delay_a": 1e9}, "delay_a=1000000000.0 is out of range"),
-    ({"delay_b": math.inf}, "delay_b=inf is not a finite number"),
-    ({"delay_a": 2.5}, "whole number of ticks"),
-    ({"delay_b": 3, "tick_s": 2.0}, "delay_b=3.0 s is not a whole number of ticks"),
-    ({"p": 1.2}, r"p takes a number in \[0, 1\]"),
-    ({"p": math.nan}, "p=nan is not a finite number"),
-    ({"alpha": -0.1}, "alpha=-0.1 is out of range"),
-    ({"alpha": math.nan}, "alpha=nan is not a finite number"),
-    ({"memory_s": 0}, r"memory_s takes a number in \(0, 3600\]"),
-    ({"memory_s": math.nan}, "memory_s=nan is not a finite number"),
-    ({"duration_s": 1e7}, "duration_s=10000000.0 is out of range"),
-    ({"duration_s": 0.5}, "shorter than one tick"),
-    ({"tick_s": 0}, "tick_s=0 is out of range"),
-    ({"tick_s": 0.01, "duration_s": 3600}, "ticks, above the 20,000 a trial may last"),
-    ({"policy_a": "titfortat"}, "did you mean 'tit_for_tat'"),
-    ({"policy_b": "llm"}, "needs llm="),
-    ({"persona_b": "agreeable"}, "persona_b='agreeable' is a str"),
-    ({"payoffs": None}, "payoffs=None"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"delay_a": -1}, "delay_a=-1 is out of range"),
+        ({"delay_a": 1e9}, "delay_a=1000000000.0 is out of range"),
+        ({"delay_b": math.inf}, "delay_b=inf is not a finite number"),
+        ({"delay_a": 2.5}, "whole number of ticks"),
+        ({"delay_b": 3, "tick_s": 2.0}, "delay_b=3.0 s is not a whole number of ticks"),
+        ({"p": 1.2}, r"p takes a number in \[0, 1\]"),
+        ({"p": math.nan}, "p=nan is not a finite number"),
+        ({"alpha": -0.1}, "alpha=-0.1 is out of range"),
+        ({"alpha": math.nan}, "alpha=nan is not a finite number"),
+        ({"memory_s": 0}, r"memory_s takes a number in \(0, 3600\]"),
+        ({"memory_s": math.nan}, "memory_s=nan is not a finite number"),
+        ({"duration_s": 1e7}, "duration_s=10000000.0 is out of range"),
+        ({"duration_s": 0.5}, "shorter than one tick"),
+        ({"tick_s": 0}, "tick_s=0 is out of range"),
+        ({"tick_s": 0.01, "duration_s": 3600}, "ticks, above the 20,000 a trial may last"),
+        ({"policy_a": "titfortat"}, "did you mean 'tit_for_tat'"),
+        ({"policy_b": "llm"}, "needs llm="),
+        ({"persona_b": "agreeable"}, "persona_b='agreeable' is a str"),
+        ({"payoffs": None}, "payoffs=None"),
+    ],
+)
 def test_bad_parameters_get_clear_errors(params, message):
     with pytest.raises(ParameterError, match=message):
         DelayedDilemma(**params)
@@ -160,13 +166,16 @@ def test_the_fast_path_checks_its_values_like_the_model():
         fast.simulate([1], 0.9, 0.1, 2.5)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: Payoffs(temptation=2), "T > R > P > S"),
-    (lambda: Payoffs(temptation=math.inf), "finite"),
-    (lambda: Payoffs(sucker=math.nan), "finite"),
-    (lambda: Persona(agreeableness=2), r"\[-1, 1\]"),
-    (lambda: Persona(neuroticism=math.nan), r"\[-1, 1\]"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: Payoffs(temptation=2), "T > R > P > S"),
+        (lambda: Payoffs(temptation=math.inf), "finite"),
+        (lambda: Payoffs(sucker=math.nan), "finite"),
+        (lambda: Persona(agreeableness=2), r"\[-1, 1\]"),
+        (lambda: Persona(neuroticism=math.nan), r"\[-1, 1\]"),
+    ],
+)
 def test_payoffs_and_personas_refuse_impossible_values(make, message):
     with pytest.raises(ValueError, match=message):
         make()

@@ -18,8 +18,13 @@ def sdk(server: FakeLLMServer, **options) -> anthropic.Anthropic:
 
 
 def ask(client: anthropic.Anthropic, text: str = "What do you order?", **options):
-    return client.messages.create(model="claude-fake", max_tokens=50, system="You run a brewery.",
-                                  messages=[{"role": "user", "content": text}], **options)
+    return client.messages.create(
+        model="claude-fake",
+        max_tokens=50,
+        system="You run a brewery.",
+        messages=[{"role": "user", "content": text}],
+        **options,
+    )
 
 
 def test_a_normal_reply_carries_text_model_and_usage():
@@ -30,8 +35,16 @@ def test_a_normal_reply_carries_text_model_and_usage():
     assert message.usage.input_tokens == rough_tokens("You run a brewery. What do you order?") == 11
     assert message.usage.output_tokens == rough_tokens("DECISION: 7\nREASONING: more demand.") == 7
     [request] = server.requests
-    assert request == FakeRequest("/v1/messages", "claude-fake", "You run a brewery.",
-                                  (("user", "What do you order?"),), 0.1, 50, request.headers, 0)
+    assert request == FakeRequest(
+        "/v1/messages",
+        "claude-fake",
+        "You run a brewery.",
+        (("user", "What do you order?"),),
+        0.1,
+        50,
+        request.headers,
+        0,
+    )
 
 
 def test_the_key_travels_in_one_auth_header_only():
@@ -47,7 +60,8 @@ def test_a_rate_limit_is_retried_after_the_servers_wait():
     with FakeLLMServer(faults=[Fault("rate_limit", retry_after_ms=30)]) as server:
         started = time.perf_counter()
         raw = sdk(server, max_retries=2).messages.with_raw_response.create(
-            model="claude-fake", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
+            model="claude-fake", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
+        )
         elapsed = time.perf_counter() - started
     assert raw.parse().content[0].text.startswith("DECISION: 4")
     assert raw.retries_taken == 1  # the raw response tells how many retries the SDK needed
@@ -60,8 +74,10 @@ def test_server_errors_exhaust_the_retries():
         with pytest.raises(anthropic.InternalServerError) as raised:
             ask(sdk(server, max_retries=0))
     assert raised.value.status_code == 500
-    assert raised.value.body == {"type": "error", "error": {
-        "type": "api_error", "message": "server_error (a fault injected by the fake server)"}}
+    assert raised.value.body == {
+        "type": "error",
+        "error": {"type": "api_error", "message": "server_error (a fault injected by the fake server)"},
+    }
     assert len(server.requests) == 1
 
 
@@ -134,13 +150,18 @@ def test_a_reply_function_sees_the_normalised_conversation():
 
     with FakeLLMServer(reply) as server:
         message = sdk(server).messages.create(
-            model="claude-fake", max_tokens=50,
+            model="claude-fake",
+            max_tokens=50,
             system=[{"type": "text", "text": "Rule one."}, {"type": "text", "text": "Rule two."}],
-            messages=[{"role": "user", "content": [{"type": "text", "text": "first"}]},
-                      {"role": "assistant", "content": "ok"},
-                      {"role": "user", "content": "second"}])
-    assert message.content[0].text == ("Rule one.\nRule two. | "
-                                       "(('user', 'first'), ('assistant', 'ok'), ('user', 'second'))")
+            messages=[
+                {"role": "user", "content": [{"type": "text", "text": "first"}]},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "second"},
+            ],
+        )
+    assert message.content[0].text == (
+        "Rule one.\nRule two. | (('user', 'first'), ('assistant', 'ok'), ('user', 'second'))"
+    )
 
 
 def test_faults_follow_arrival_order_and_then_stop():
@@ -158,8 +179,11 @@ def test_faults_follow_arrival_order_and_then_stop():
 
 def test_chat_completions_answer_like_openai():
     with FakeLLMServer("hello there") as server:
-        body = {"model": "llama", "max_tokens": 9, "messages": [
-            {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]}
+        body = {
+            "model": "llama",
+            "max_tokens": 9,
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        }
         answer = httpx.post(server.url + "/v1/chat/completions", json=body).json()
         missing = httpx.post(server.url + "/v1/nothing", json={})
     assert answer["choices"][0]["message"]["content"] == "hello there"
@@ -171,7 +195,7 @@ def test_chat_completions_answer_like_openai():
 def test_the_url_needs_a_running_server():
     server = FakeLLMServer()
     with pytest.raises(RuntimeError, match="start"):
-        server.url
+        _ = server.url
 
 
 def test_an_unknown_fault_kind_lists_the_valid_ones():

@@ -18,8 +18,8 @@ from coordkit.llm import (
     ReplayClient,
     ReplayMiss,
     ScriptedClient,
+    aio,
 )
-from coordkit.llm import aio
 from coordkit.llm.anthropic_client import accepts_temperature
 from coordkit.llm.recording import fingerprint
 from coordkit.llm.session import open_llm
@@ -127,7 +127,8 @@ def test_a_recording_replays_the_same_replies_in_order_and_its_failures(tmp_path
 def test_a_replay_miss_names_the_closest_prompt_and_what_differs(tmp_path):
     path = tmp_path / "run.jsonl"
     RecordingClient(ScriptedClient(["x"], model="m"), path).complete(
-        LLMRequest.user("You order beer.", "ROUND 3\nInventory: 12 cases", purpose="beer.decide"))
+        LLMRequest.user("You order beer.", "ROUND 3\nInventory: 12 cases", purpose="beer.decide")
+    )
     with pytest.raises(ReplayMiss) as miss:
         ReplayClient(path).complete(LLMRequest.user("You order beer.", "ROUND 3\nInventory: 14 cases", temperature=0.3))
     message = str(miss.value)

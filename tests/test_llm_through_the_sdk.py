@@ -10,7 +10,7 @@ import pytest
 
 from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
 from coordkit.llm.anthropic_client import AnthropicClient
-from coordkit.llm.fake_server import Fault, FakeLLMServer
+from coordkit.llm.fake_server import FakeLLMServer, Fault
 from coordkit.llm.session import open_llm
 from coordkit.rep.beer_game import stand_in
 from coordkit.rep.beer_game.model import BeerGame
@@ -99,7 +99,9 @@ def test_bad_bodies_fall_back_in_a_game_and_are_counted(kind):
 
 def test_a_game_through_the_sdk_survives_every_kind_of_fault():
     kinds = ["rate_limit", "server_error", "malformed", "empty", None, None]
-    with FakeLLMServer(beer_reply, faults=lambda i, r: Fault(kinds[i % 6], retry_after_ms=1) if kinds[i % 6] else None) as server:
+    with FakeLLMServer(
+        beer_reply, faults=lambda i, r: Fault(kinds[i % 6], retry_after_ms=1) if kinds[i % 6] else None
+    ) as server:
         game = play("rep_textual", seed=2, rounds=8, llm=claude(server, max_retries=0))
     assert len(game.frame().query("round > 0")) == 8 * 4
     assert game.llm_fallbacks > 0 and game.llm_calls == len(server.requests)
@@ -127,7 +129,10 @@ def test_the_budget_stops_a_game_before_it_is_exceeded():
 
 def test_a_replayed_game_reproduces_the_recorded_results_exactly(tmp_path):
     path = tmp_path / "game.jsonl"
-    faults = lambda i, r: Fault("malformed") if i % 7 == 0 else None  # recorded failures replay too
+
+    def faults(i, request):  # recorded failures replay too
+        return Fault("malformed") if i % 7 == 0 else None
+
     with FakeLLMServer(beer_reply, faults=faults) as server:
         recorded = play("rep_textual", seed=4, llm=RecordingClient(claude(server, max_retries=0), path))
     replay = MeteredClient(ReplayClient(path))
@@ -162,7 +167,9 @@ def test_open_llm_goes_live_with_a_key_records_and_keeps_the_ledger(tmp_path, mo
     monkeypatch.delenv("COORDKIT_LLM", raising=False)
     with FakeLLMServer(beer_reply) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # the SDK's own variable: here, the fake server
-        session = open_llm("rep-beer-fig1", budget_usd=0.50, model="claude-haiku-4-5", record_to=tmp_path / "live.jsonl")
+        session = open_llm(
+            "rep-beer-fig1", budget_usd=0.50, model="claude-haiku-4-5", record_to=tmp_path / "live.jsonl"
+        )
         game = session.run(lambda llm: BeerGame(protocol="a2a", rounds=5, llm=llm, rng=0).run())
     assert session.mode == "live" and "budget $0.50" in session.notice
     assert game.llm_calls == 20 and session.summary().iloc[0]["calls"] == 20

@@ -5,8 +5,7 @@ import socket
 
 import pytest
 
-from coordkit.llm import LLMError, LLMRequest
-from coordkit.llm import openai_compat
+from coordkit.llm import LLMError, LLMRequest, openai_compat
 from coordkit.llm.fake_server import FakeLLMServer, Fault
 from coordkit.llm.openai_compat import OpenAICompatibleClient
 

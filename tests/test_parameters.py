@@ -24,27 +24,30 @@ GATE = Flag("gate", False, doc="gate")
 DELAY_B = Real("delay_b", None, 0, 60, doc="B's delay", unit="s", optional="the same as A's")
 
 
-@pytest.mark.parametrize(("param", "value", "message"), [
-    (STAGES, 9, "stages=9 is out of range: stages takes an integer from 2 to 8"),
-    (STAGES, 1, "stages=1 is out of range"),
-    (STAGES, 4.0, "stages=4.0 is not an integer; pass 4: stages takes an integer from 2 to 8"),
-    (STAGES, 4.5, "stages=4.5 is not an integer: stages takes"),
-    (STAGES, math.inf, "stages=inf is not an integer"),
-    (STAGES, "4", "stages='4' is not a number"),
-    (STAGES, True, "stages=True is not a number"),
-    (STAGES, None, "stages=None is not a number: stages takes an integer from 2 to 8"),
-    (COST, math.nan, r"cost=nan is not a finite number: cost takes a number in \[0, 100\]"),
-    (COST, -math.inf, "cost=-inf is not a finite number"),
-    (COST, -0.5, "cost=-0.5 is out of range"),
-    (COST, "cheap", "cost='cheap' is not a number"),
-    (COST, False, "cost=False is not a number"),
-    (SPREAD, 1.0, r"spread=1.0 is out of range: spread takes a number in \[0, 1\)"),
-    (PROTOCOL, "rpe", "protocol='rpe' is not a choice; did you mean 'rep'[?]: protocol takes one of 'a2a', 'rep'"),
-    (PROTOCOL, None, "protocol=None is not a choice"),
-    (GATE, 1, "gate=1 is not True or False"),
-    (GATE, "yes", "gate='yes' is not True or False"),
-    (DELAY_B, -1, r"delay_b=-1 is out of range: delay_b takes a number in \[0, 60\], or None \(the same as A's\)"),
-])
+@pytest.mark.parametrize(
+    ("param", "value", "message"),
+    [
+        (STAGES, 9, "stages=9 is out of range: stages takes an integer from 2 to 8"),
+        (STAGES, 1, "stages=1 is out of range"),
+        (STAGES, 4.0, "stages=4.0 is not an integer; pass 4: stages takes an integer from 2 to 8"),
+        (STAGES, 4.5, "stages=4.5 is not an integer: stages takes"),
+        (STAGES, math.inf, "stages=inf is not an integer"),
+        (STAGES, "4", "stages='4' is not a number"),
+        (STAGES, True, "stages=True is not a number"),
+        (STAGES, None, "stages=None is not a number: stages takes an integer from 2 to 8"),
+        (COST, math.nan, r"cost=nan is not a finite number: cost takes a number in \[0, 100\]"),
+        (COST, -math.inf, "cost=-inf is not a finite number"),
+        (COST, -0.5, "cost=-0.5 is out of range"),
+        (COST, "cheap", "cost='cheap' is not a number"),
+        (COST, False, "cost=False is not a number"),
+        (SPREAD, 1.0, r"spread=1.0 is out of range: spread takes a number in \[0, 1\)"),
+        (PROTOCOL, "rpe", "protocol='rpe' is not a choice; did you mean 'rep'[?]: protocol takes one of 'a2a', 'rep'"),
+        (PROTOCOL, None, "protocol=None is not a choice"),
+        (GATE, 1, "gate=1 is not True or False"),
+        (GATE, "yes", "gate='yes' is not True or False"),
+        (DELAY_B, -1, r"delay_b=-1 is out of range: delay_b takes a number in \[0, 60\], or None \(the same as A's\)"),
+    ],
+)
 def test_every_kind_names_the_parameter_the_value_and_what_is_allowed(param, value, message):
     with pytest.raises(ParameterError, match=message):
         param.check(value)
@@ -96,12 +99,15 @@ def test_relations_check_values_against_each_other():
         params.resolve({"cost": 5})
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ((STAGES, STAGES), "declared twice: stages"),
-    ((Integer("rng", 0, 0, 1, doc="x"),), "cannot name a parameter"),
-    ((Integer("n", 9, 0, 5, doc="x"),), "n=9 is out of range"),
-    ((Real("x", 1, 0, 5, doc="x"),), "normal form"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ((STAGES, STAGES), "declared twice: stages"),
+        ((Integer("rng", 0, 0, 1, doc="x"),), "cannot name a parameter"),
+        ((Integer("n", 9, 0, 5, doc="x"),), "n=9 is out of range"),
+        ((Real("x", 1, 0, 5, doc="x"),), "normal form"),
+    ],
+)
 def test_a_bad_declaration_is_refused_when_it_is_written(params, message):
     with pytest.raises(ValueError, match=message):
         Parameters(*params)
@@ -117,15 +123,20 @@ def test_a_grid_is_checked_combination_by_combination():
 def test_the_table_lists_every_parameter():
     table = declared(stages=STAGES, delay_b=DELAY_B).table()
     assert list(table.columns) == ["name", "type", "allowed", "default", "unit", "meaning"]
-    assert table.iloc[1].to_dict() == {"name": "delay_b", "type": "real", "allowed": "a number in [0, 60], or None "
-                                       "(the same as A's)", "default": "None", "unit": "s", "meaning": "B's delay"}
+    assert table.iloc[1].to_dict() == {
+        "name": "delay_b",
+        "type": "real",
+        "allowed": "a number in [0, 60], or None (the same as A's)",
+        "default": "None",
+        "unit": "s",
+        "meaning": "B's delay",
+    }
 
 
 class Toy(Model):
     """A toy model: a counter that stops at ``limit``."""
 
-    parameters = Parameters(Integer("limit", 3, 1, 10, doc="steps to take"),
-                            Real("noise", 0.0, 0, 1, doc="noise"))
+    parameters = Parameters(Integer("limit", 3, 1, 10, doc="steps to take"), Real("noise", 0.0, 0, 1, doc="noise"))
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)

@@ -9,11 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit.llm import LLMError, LLMRequest, ScriptedClient
-from coordkit.llm.parsing import json_object, labelled_number, labelled_text
-from coordkit.llm.parsing import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError, json_object, labelled_number, labelled_text
 from coordkit.policies import Classifier, LLMPolicy, Policy
 from coordkit.rep.beer_game import stand_in
-from coordkit.rep.beer_game.model import BeerGame
 from coordkit.rep.beer_game.llm_policies import (
     MAX_ORDER,
     parse_order,
@@ -21,6 +19,7 @@ from coordkit.rep.beer_game.llm_policies import (
     synthesis_policy,
     synthesis_request,
 )
+from coordkit.rep.beer_game.model import BeerGame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
 
@@ -29,9 +28,14 @@ REQUEST = SynthesisRequest(
     "Customer demand looks like 8.0 a round; my own orders in look persistent. If demand rises 10%, I'd order "
     "1.0 more. My stock target is 17 and my stock is 5 below my current target, with 16 on order "
     "(2.0 rounds of supply for a 4-round lead time). I'd normally correct 26% of a stock gap a round.",
-    ((2, "Customer demand looks like 8.0 a round; my own orders in look temporary. If demand rises 10%, I'd "
-         "order 2.0 more. My stock target is 21 and my stock is 3 above my current target, with 30 on order "
-         "(3.8 rounds of supply for a 4-round lead time). I'd normally correct 30% of a stock gap a round."),),
+    (
+        (
+            2,
+            "Customer demand looks like 8.0 a round; my own orders in look temporary. If demand rises 10%, I'd "
+            "order 2.0 more. My stock target is 21 and my stock is 3 above my current target, with 30 on order "
+            "(3.8 rounds of supply for a 4-round lead time). I'd normally correct 30% of a stock gap a round.",
+        ),
+    ),
 )
 
 
@@ -48,8 +52,12 @@ def play(protocol, seed, **params):
 
 
 def doubling_policy(client):
-    return LLMPolicy(client, lambda x: LLMRequest.user("sys", f"double {x}"),
-                     lambda text, x: labelled_number(text, "DECISION"), Negate())
+    return LLMPolicy(
+        client,
+        lambda x: LLMRequest.user("sys", f"double {x}"),
+        lambda text, x: labelled_number(text, "DECISION"),
+        Negate(),
+    )
 
 
 def test_an_llm_decision_is_parsed_from_the_reply():
@@ -94,8 +102,10 @@ def test_llm_synthesis_prompt_carries_the_sensitivities_and_its_json_reply_sets_
     assert (request.temperature, request.max_tokens) == (0.1, 300)
 
 
-@pytest.mark.parametrize("reply", ['{"TARGET_INVENTORY": "lots"}', "no json", '{"TARGET_INVENTORY": NaN, '
-                                   '"ORDER_ADJUSTMENT_FACTOR": 1}', "[1, 2]"])
+@pytest.mark.parametrize(
+    "reply",
+    ['{"TARGET_INVENTORY": "lots"}', "no json", '{"TARGET_INVENTORY": NaN, "ORDER_ADJUSTMENT_FACTOR": 1}', "[1, 2]"],
+)
 def test_llm_synthesis_falls_back_to_the_rules_on_bad_json(reply):
     policy = synthesis_policy(ScriptedClient([reply]), RuleSynthesis())
     assert policy.decide(REQUEST) == RuleSynthesis().decide(REQUEST)
@@ -126,8 +136,12 @@ def test_a_beer_game_follows_the_llms_coordination_variables():
 @settings(max_examples=2000, deadline=None)
 @given(st.text())
 def test_reply_parsers_never_raise_anything_but_parse_errors(text):
-    for parse in (lambda t: labelled_number(t, "DECISION"), lambda t: labelled_text(t, "SENSITIVITY"), json_object,
-                  lambda t: parse_synthesis(t, REQUEST)):
+    for parse in (
+        lambda t: labelled_number(t, "DECISION"),
+        lambda t: labelled_text(t, "SENSITIVITY"),
+        json_object,
+        lambda t: parse_synthesis(t, REQUEST),
+    ):
         try:
             parse(text)
         except ReplyParseError:
@@ -136,8 +150,10 @@ def test_reply_parsers_never_raise_anything_but_parse_errors(text):
 
 def test_parsers_read_what_the_prompts_ask_for():
     assert labelled_number("**DECISION:** 12 boats", "DECISION") == 12
-    assert labelled_text("DECISION: 3\nSENSITIVITY: if demand rises\nI order more", "SENSITIVITY") == \
-        "if demand rises\nI order more"
+    assert (
+        labelled_text("DECISION: 3\nSENSITIVITY: if demand rises\nI order more", "SENSITIVITY")
+        == "if demand rises\nI order more"
+    )
     assert json_object('noise {"a": {"b": 1}} tail') == {"a": {"b": 1}}
 
 
@@ -149,7 +165,11 @@ def _game_requests(protocol: str) -> list:
 
 def test_a2a_players_are_asked_from_numbers_only_and_rep_players_read_sensitivities():
     a2a = [r for r in _game_requests("a2a") if "ROUND 3 " in r.messages[0][1]]
-    rep = [r for r in _game_requests("rep_textual") if r.purpose == "rep.beer_game.decide" and "ROUND 3 " in r.messages[0][1]]
+    rep = [
+        r
+        for r in _game_requests("rep_textual")
+        if r.purpose == "rep.beer_game.decide" and "ROUND 3 " in r.messages[0][1]
+    ]
     assert len(a2a) == len(rep) == 4
     for request in a2a:
         prompt = request.messages[0][1]
@@ -166,8 +186,16 @@ def test_base_stock_players_never_ask_an_llm():
     assert _game_requests("base_stock") == []
 
 
-@pytest.mark.parametrize("reply", ["DECISION: -3\nSENSITIVITY: x", "DECISION: 5000\nREASONING: x", "DECISION: 4",
-                                   "I order four", "DECISION: 4\nSENSITIVITY:"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "DECISION: -3\nSENSITIVITY: x",
+        "DECISION: 5000\nREASONING: x",
+        "DECISION: 4",
+        "I order four",
+        "DECISION: 4\nSENSITIVITY:",
+    ],
+)
 def test_player_replies_without_a_usable_order_or_message_fall_back(reply):
     game = play("rep_numerical", seed=3, rounds=4, step_round=2, llm=ScriptedClient([reply], repeat=True))
     rules = play("rep_numerical", seed=3, rounds=4, step_round=2)

@@ -57,8 +57,9 @@ def test_every_policy_class_has_an_example_and_declares_its_classifier():
     covered = {type(example.make(np.random.default_rng(0), ScriptedClient(nonsense))) for example in EXAMPLES}
     missing = sorted(c.__qualname__ for c in classes - covered)
     assert not missing, f"add examples for {missing} to tests/policy_examples/"
-    undeclared = sorted(c.__qualname__ for c in classes
-                        if not issubclass(c, LLMPolicy) and "classifier" not in vars(c))  # an LLM's is inherited
+    undeclared = sorted(
+        c.__qualname__ for c in classes if not issubclass(c, LLMPolicy) and "classifier" not in vars(c)
+    )  # an LLM's is inherited
     assert not undeclared, f"these policies do not declare their classifier: {undeclared}"
 
 

@@ -40,8 +40,13 @@ class CountNeighbours(Policy):
 
 def ring(n, transport, **options):
     return [
-        configure(Proposer(float(i), float(10 * i)), agent_id=i, neighbours=[(i - 1) % n, (i + 1) % n],
-                  transport=transport, **options)
+        configure(
+            Proposer(float(i), float(10 * i)),
+            agent_id=i,
+            neighbours=[(i - 1) % n, (i + 1) % n],
+            transport=transport,
+            **options,
+        )
         for i in range(n)
     ]
 
@@ -114,8 +119,9 @@ def test_configure_rejects_unknown_names_and_lists_the_valid_ones(option, value,
 
 def test_configure_accepts_component_objects():
     transport, updater = InProcessTransport(), NumericalGradUpdater(eta=1.0)
-    client = configure(Proposer(0, 0), agent_id=0, neighbours=[], transport=transport, updater=updater,
-                       consensus=MedianConsensus())
+    client = configure(
+        Proposer(0, 0), agent_id=0, neighbours=[], transport=transport, updater=updater, consensus=MedianConsensus()
+    )
     assert client.transport is transport and client.updater is updater
 
 

@@ -73,9 +73,7 @@ def test_wilson_matches_closed_form():
     p = k / n
     centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
-    assert wilson_interval(k, n) == Interval(
-        pytest.approx(centre - half), pytest.approx(centre + half)
-    )
+    assert wilson_interval(k, n) == Interval(pytest.approx(centre - half), pytest.approx(centre + half))
 
 
 def test_wilson_wider_at_higher_confidence():

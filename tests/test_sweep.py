@@ -34,9 +34,7 @@ def test_int_seeds_are_derived_from_base_seed():
 def test_dataframe_results_are_stacked_with_a_fresh_index():
     result = sweep(walk_run, {"steps": [3, 2]}, seeds=[1, 2], progress=False)
     assert list(result.columns) == ["steps", "seed", "position"]
-    assert result[["steps", "seed"]].values.tolist() == (
-        [[3, 1]] * 3 + [[3, 2]] * 3 + [[2, 1]] * 2 + [[2, 2]] * 2
-    )
+    assert result[["steps", "seed"]].values.tolist() == ([[3, 1]] * 3 + [[3, 2]] * 3 + [[2, 1]] * 2 + [[2, 2]] * 2)
     assert result.index.equals(pd.RangeIndex(10))
     assert result["position"].tolist()[:3] == walk_run(3, seed=1)["position"].tolist()
 
@@ -78,12 +76,8 @@ def test_any_engine_with_a_map_method_can_be_plugged_in():
 
     grid = {"p": [0.3, 0.7], "flips": [10]}
     expected = sweep(coin_run, grid, seeds=3, progress=False)
-    assert_frame_equal(
-        sweep(coin_run, grid, seeds=3, engine=ReversingEngine(), progress=False), expected
-    )
-    assert_frame_equal(
-        sweep(coin_run, grid, seeds=3, engine=SerialEngine(), progress=False), expected
-    )
+    assert_frame_equal(sweep(coin_run, grid, seeds=3, engine=ReversingEngine(), progress=False), expected)
+    assert_frame_equal(sweep(coin_run, grid, seeds=3, engine=SerialEngine(), progress=False), expected)
 
 
 def test_process_engine_with_no_tasks_yields_nothing():
@@ -98,9 +92,7 @@ def test_progress_bar_is_shown_only_when_asked(capsys):
 
 
 def test_unknown_engine_lists_the_valid_ones():
-    with pytest.raises(
-        ValueError, match="unknown engine 'threads'; choose 'serial' or 'processes'"
-    ):
+    with pytest.raises(ValueError, match="unknown engine 'threads'; choose 'serial' or 'processes'"):
         sweep(coin_run, GRID, engine="threads")
 
 

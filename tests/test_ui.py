@@ -220,8 +220,10 @@ def test_choices_and_flags_get_their_declared_labels():
 
 
 def test_objects_have_no_control_and_overrides_must_name_a_control():
-    declared = parameters.Parameters(parameters.Instance("llm", None, object, optional="none", doc="client"),
-                                     parameters.Flag("decay", True, doc="decay on"))
+    declared = parameters.Parameters(
+        parameters.Instance("llm", None, object, optional="none", doc="client"),
+        parameters.Flag("decay", True, doc="decay on"),
+    )
     with pytest.raises(parameters.ParameterError, match="a panel has no control for it"):
         controls(declared, ["llm"])
     with pytest.raises(parameters.ParameterError, match=r"overrides for \['llm'\]"):
@@ -232,8 +234,13 @@ def test_a_model_panel_plays_the_model_with_the_controls_and_the_seed():
     from sweep_targets import Walk
 
     shown = []
-    panel = model_panel(Walk, ["scale"], chart=lambda walk: shown.append(walk) or pd.DataFrame(walk.path),
-                        fixed={"length": 5}, seeds=(0, 9))
+    panel = model_panel(
+        Walk,
+        ["scale"],
+        chart=lambda walk: shown.append(walk) or pd.DataFrame(walk.path),
+        fixed={"length": 5},
+        seeds=(0, 9),
+    )
     assert panel.values == {"scale": 1.0, "seed": 0}
     panel.controls["seed"].value = 4
     first, last = shown

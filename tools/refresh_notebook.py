@@ -14,7 +14,9 @@ import nbformat
 def refresh(path: pathlib.Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", str(path)],
-        check=True, cwd=path.parent, capture_output=True,
+        check=True,
+        cwd=path.parent,
+        capture_output=True,
     )
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:

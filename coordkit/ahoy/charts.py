@@ -10,7 +10,8 @@ def messages_per_scenario(scenarios: pd.DataFrame) -> alt.Chart:
     """Messages per scenario (mean over seeds): in all, and sent by the Ahoy agent."""
     means = scenarios.groupby("scenario", sort=False)[["messages", "ahoy_messages"]].mean().reset_index()
     tidy = means.rename(columns={"messages": "all agents", "ahoy_messages": "the Ahoy agent"}).melt(
-        "scenario", var_name="sent by", value_name="messages")
+        "scenario", var_name="sent by", value_name="messages"
+    )
     bars = viz.bars(tidy, x="scenario", y="messages", color="sent by", title="Ahoy §5: messages per scenario")
     return bars.encode(x=alt.X("scenario", sort=list(means["scenario"]), axis=alt.Axis(labelAngle=-30)))
 
@@ -22,22 +23,37 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
     column = {agent: i for i, agent in enumerate(agents)}
     rows = log.assign(
         y=log["step"] + log.groupby("step").cumcount() / (log.groupby("step")["step"].transform("size") + 1),
-        x=log["sender"].map(column), x2=log["recipient"].map(column))
-    rows = rows.assign(mid=(rows["x"] + rows["x2"]) / 2,
-                       head=rows["x2"] - 0.06 * (rows["x2"] - rows["x"]).clip(-1, 1),
-                       arrow=(rows["x2"] > rows["x"]).map({True: "triangle-right", False: "triangle-left"}))
-    x = alt.X("x:Q", title=None, scale=alt.Scale(domain=[-0.5, len(agents) - 0.5]),
-              axis=alt.Axis(values=list(range(len(agents))), orient="top", grid=False,
-                            labelExpr=f"{agents}[datum.value]"))
-    y = alt.Y("y:Q", title="step", scale=alt.Scale(reverse=True, domain=[0, rows["y"].max() + 1]),
-              axis=alt.Axis(tickMinStep=1))
+        x=log["sender"].map(column),
+        x2=log["recipient"].map(column),
+    )
+    rows = rows.assign(
+        mid=(rows["x"] + rows["x2"]) / 2,
+        head=rows["x2"] - 0.06 * (rows["x2"] - rows["x"]).clip(-1, 1),
+        arrow=(rows["x2"] > rows["x"]).map({True: "triangle-right", False: "triangle-left"}),
+    )
+    x = alt.X(
+        "x:Q",
+        title=None,
+        scale=alt.Scale(domain=[-0.5, len(agents) - 0.5]),
+        axis=alt.Axis(values=list(range(len(agents))), orient="top", grid=False, labelExpr=f"{agents}[datum.value]"),
+    )
+    y = alt.Y(
+        "y:Q",
+        title="step",
+        scale=alt.Scale(reverse=True, domain=[0, rows["y"].max() + 1]),
+        axis=alt.Axis(tickMinStep=1),
+    )
     lanes = alt.Chart(pd.DataFrame({"x": range(len(agents))})).mark_rule(color="#bbb", strokeDash=[4, 3]).encode(x=x)
     base = alt.Chart(rows)
     lines = base.mark_rule(strokeWidth=1.5).encode(
-        x=x, x2="x2:Q", y=y, color=alt.Color("protocol:N", legend=alt.Legend(orient="bottom")),
-        tooltip=["step", "instance"])
+        x=x,
+        x2="x2:Q",
+        y=y,
+        color=alt.Color("protocol:N", legend=alt.Legend(orient="bottom")),
+        tooltip=["step", "instance"],
+    )
     heads = base.mark_point(filled=True, size=60, opacity=1).encode(
-        x="head:Q", y="y:Q", shape=alt.Shape("arrow:N", scale=None), color="protocol:N")
+        x="head:Q", y="y:Q", shape=alt.Shape("arrow:N", scale=None), color="protocol:N"
+    )
     labels = base.mark_text(dy=-6, fontSize=10).encode(x="mid:Q", y="y:Q", text="message:N")
-    return (lanes + lines + heads + labels).properties(width=120 * len(agents), height=24 * len(rows) + 60,
-                                                       title=title)
+    return (lanes + lines + heads + labels).properties(width=120 * len(agents), height=24 * len(rows) + 60, title=title)

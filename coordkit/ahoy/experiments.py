@@ -30,8 +30,10 @@ BRANCHES = {"urgent": "urgent", "cheapest": "cheapest", "ambiguous": ""}
 
 def programming_freeness(seed: int = 0, llm: LLMClient | None = None) -> dict[str, AhoyEnactment]:
     """§5.1: Purchase as Buyer (a pen, up to $20), then Logistics as Merchant (the orders of Listing 1.6)."""
-    return {"freeness-purchase": AhoyEnactment(protocols="purchase", llm=llm, rng=seed).run(),
-            "freeness-logistics": AhoyEnactment(protocols="logistics", llm=llm, rng=seed).run()}
+    return {
+        "freeness-purchase": AhoyEnactment(protocols="purchase", llm=llm, rng=seed).run(),
+        "freeness-logistics": AhoyEnactment(protocols="logistics", llm=llm, rng=seed).run(),
+    }
 
 
 def concurrent_roles(seed: int = 0, llm: LLMClient | None = None) -> dict[str, AhoyEnactment]:
@@ -42,8 +44,10 @@ def concurrent_roles(seed: int = 0, llm: LLMClient | None = None) -> dict[str, A
 def branching(seed: int = 0, llm: LLMClient | None = None) -> dict[str, AhoyEnactment]:
     """§5.3: FlexiblePurchase (corrected: the published one is not live) for a pen, with an urgent, a
     cost-conscious and an ambiguous goal."""
-    return {f"branching-{name}": AhoyEnactment(protocols="flexible_purchase", delivery=wish, llm=llm, rng=seed).run()
-            for name, wish in BRANCHES.items()}
+    return {
+        f"branching-{name}": AhoyEnactment(protocols="flexible_purchase", delivery=wish, llm=llm, rng=seed).run()
+        for name, wish in BRANCHES.items()
+    }
 
 
 def external_event(seed: int = 0, llm: LLMClient | None = None, event_step: int = 2) -> dict[str, AhoyEnactment]:
@@ -53,8 +57,12 @@ def external_event(seed: int = 0, llm: LLMClient | None = None, event_step: int 
 
 
 def all_scenarios(seed: int = 0, llm: LLMClient | None = None) -> dict[str, AhoyEnactment]:
-    return {**programming_freeness(seed, llm), **concurrent_roles(seed, llm), **branching(seed, llm),
-            **external_event(seed, llm)}
+    return {
+        **programming_freeness(seed, llm),
+        **concurrent_roles(seed, llm),
+        **branching(seed, llm),
+        **external_event(seed, llm),
+    }
 
 
 def table(enactments: dict[str, AhoyEnactment], seed: int) -> pd.DataFrame:
@@ -65,9 +73,17 @@ def table(enactments: dict[str, AhoyEnactment], seed: int) -> pd.DataFrame:
 def compare_with_paper(scenarios: pd.DataFrame) -> pd.DataFrame:
     """The paper's §5 numbers beside the kit's means over seeds: columns metric, paper, kit. The paper's run times
     are seconds of LLM calls; the kit shows none (a wall time is not reproducible)."""
-    columns = {"messages": "mean", "ahoy_messages": "mean", "Purchase": "mean", "Logistics": "mean",
-               "decisions": "mean", "llm_calls": "mean", "violations": "sum", "terminated": "all",
-               "delivery": lambda paths: ", ".join(sorted(set(paths)))}
+    columns = {
+        "messages": "mean",
+        "ahoy_messages": "mean",
+        "Purchase": "mean",
+        "Logistics": "mean",
+        "decisions": "mean",
+        "llm_calls": "mean",
+        "violations": "sum",
+        "terminated": "all",
+        "delivery": lambda paths: ", ".join(sorted(set(paths))),
+    }
     if "llm_fallbacks" in scenarios:
         columns["llm_fallbacks"] = "mean"
     kit = scenarios.groupby("scenario").agg(columns)
@@ -76,15 +92,24 @@ def compare_with_paper(scenarios: pd.DataFrame) -> pd.DataFrame:
         "purchase_messages": lambda k: f"{k['Purchase']:g} in all",
         "logistics_messages": lambda k: f"{k['Logistics']:g} in all",
         "llm_calls": lambda k: f"{k['llm_calls']:g} LLM calls{_fell_back(k)}, {k['decisions']:g} decisions",
-        "seconds": lambda k: ("not comparable: rule brains, no LLM calls" if k["llm_calls"] == 0
-                              else f"not comparable (wall time); {k['llm_calls']:g} LLM calls"),
+        "seconds": lambda k: (
+            "not comparable: rule brains, no LLM calls"
+            if k["llm_calls"] == 0
+            else f"not comparable (wall time); {k['llm_calls']:g} LLM calls"
+        ),
         "violations": lambda k: f"{k['violations']:g} (all roles terminated: {bool(k['terminated'])})",
         "delivery": lambda k: k["delivery"],
     }
     paper = numbers("ahoy-scenarios")
-    rows = [(f"{row.condition}: {row.metric}", paper.text(row.metric, row.condition),
-             shown[row.metric](kit.loc[row.condition]))
-            for row in paper.rows.itertuples() if row.condition in kit.index]
+    rows = [
+        (
+            f"{row.condition}: {row.metric}",
+            paper.text(row.metric, row.condition),
+            shown[row.metric](kit.loc[row.condition]),
+        )
+        for row in paper.rows.itertuples()
+        if row.condition in kit.index
+    ]
     return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
 
 
@@ -92,12 +117,19 @@ def _fell_back(kit: pd.Series) -> str:
     return f" ({kit['llm_fallbacks']:g} fell back)" if "llm_fallbacks" in kit else ""
 
 
-@figure("ahoy-scenarios", "Ahoy §5: the four scenarios (messages, decisions, LLM calls, violations, termination)",
-        chart=charts.messages_per_scenario, compare=compare_with_paper, default_seeds=5, llm_agents=True,
-        stand_in=stand_in.reply)
+@figure(
+    "ahoy-scenarios",
+    "Ahoy §5: the four scenarios (messages, decisions, LLM calls, violations, termination)",
+    chart=charts.messages_per_scenario,
+    compare=compare_with_paper,
+    default_seeds=5,
+    llm_agents=True,
+    stand_in=stand_in.reply,
+)
 def scenarios(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Every scenario for ``seeds`` seeds derived from ``base_seed``: one row per scenario and seed (the columns of
     :meth:`AhoyEnactment.summary`; ``llm_fallbacks`` only with ``llm``)."""
-    frame = pd.concat([table(all_scenarios(seed, llm), seed) for seed in derive_seeds(base_seed, seeds)],
-                      ignore_index=True)
+    frame = pd.concat(
+        [table(all_scenarios(seed, llm), seed) for seed in derive_seeds(base_seed, seeds)], ignore_index=True
+    )
     return frame if llm is not None else frame.drop(columns="llm_fallbacks")

@@ -111,8 +111,16 @@ class AccessFunction(LLMPolicy):
     ``toolbox`` keeps the tools' memory and log.
     """
 
-    def __init__(self, client: LLMClient, fallback: Policy, goal: Goal, protocols: Sequence[Protocol], *,
-                 max_tool_rounds: int = 2, toolbox: Toolbox | None = None):
+    def __init__(
+        self,
+        client: LLMClient,
+        fallback: Policy,
+        goal: Goal,
+        protocols: Sequence[Protocol],
+        *,
+        max_tool_rounds: int = 2,
+        toolbox: Toolbox | None = None,
+    ):
         super().__init__(client, self._request, self._parse, fallback, name="ahoy_llm")
         self.goal, self.protocols, self.max_tool_rounds = goal, list(protocols), max_tool_rounds
         self.toolbox = toolbox or Toolbox()
@@ -132,8 +140,9 @@ class AccessFunction(LLMPolicy):
         """The system prompt, written once per agent (once per enactment, §3.2)."""
         if agent.name not in self._systems:
             names = " and ".join(dict.fromkeys(role for role, _ in roles_of(agent)))
-            self._systems[agent.name] = system_prompt(names, self.goal.describe(), self.protocols,
-                                                      self.toolbox.signatures())
+            self._systems[agent.name] = system_prompt(
+                names, self.goal.describe(), self.protocols, self.toolbox.signatures()
+            )
         return self._systems[agent.name]
 
     def _request(self, exchange: Exchange) -> LLMRequest:
@@ -179,13 +188,16 @@ class AccessFunction(LLMPolicy):
             results = [f"- {name}: {self.toolbox.run_tool(name, args)}" for name, args in reply.tool_requests]
             if reply.choice is not None or not results or rounds == self.max_tool_rounds:
                 break
-            follow_up = "TOOL RESULTS:\n" + "\n".join(results) + "\n\nNow choose an option from the list above, " \
-                        "or return null, in the same response format."
+            follow_up = (
+                "TOOL RESULTS:\n" + "\n".join(results) + "\n\nNow choose an option from the list above, "
+                "or return null, in the same response format."
+            )
             exchange = replace(exchange, messages=(*exchange.messages, ("assistant", reply.text), ("user", follow_up)))
         return self._enact(turn.agent, exchange.options, reply, shown)
 
-    def _enact(self, agent: ProtocolAgent, options: Sequence[Option], reply: Reply,
-               shown: list[dict]) -> list[Instance]:
+    def _enact(
+        self, agent: ProtocolAgent, options: Sequence[Option], reply: Reply, shown: list[dict]
+    ) -> list[Instance]:
         """The chosen form bound with the reply's parameters (and fresh uuids for the keys and IDs it left out)."""
         if reply.choice is None:
             self.nulls += 1
@@ -194,16 +206,22 @@ class AccessFunction(LLMPolicy):
         self.null_run = 0
         protocol, form = options[reply.choice]
         params = {k: v for k, v in reply.params.items() if v is not None}
-        fresh = {n: str(uuid.UUID(bytes=agent.model.rng.bytes(16), version=4))
-                 for n in form.missing if n not in params}
+        fresh = {n: str(uuid.UUID(bytes=agent.model.rng.bytes(16), version=4)) for n in form.missing if n not in params}
         keys = protocol.keys_of(form.schema)
         if shown and keys and all(form.schema.adornment(k) == "out" for k in keys):
             agent.events.handle(shown[0])
         return [Instance.of(protocol, form.schema, **{**dict(form.known), **params, **fresh})]
 
 
-def ahoy_policy(client: LLMClient, fallback: Policy, goal: Goal, protocols: Sequence[Protocol], *,
-                max_tool_rounds: int = 2, toolbox: Toolbox | None = None) -> AccessFunction:
+def ahoy_policy(
+    client: LLMClient,
+    fallback: Policy,
+    goal: Goal,
+    protocols: Sequence[Protocol],
+    *,
+    max_tool_rounds: int = 2,
+    toolbox: Toolbox | None = None,
+) -> AccessFunction:
     """Ahoy's LLM access function for a role of ``protocols``, pursuing ``goal``; ``fallback`` (the role's rule
     brain) decides when the LLM cannot."""
     return AccessFunction(client, fallback, goal, protocols, max_tool_rounds=max_tool_rounds, toolbox=toolbox)

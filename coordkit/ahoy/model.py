@@ -23,8 +23,12 @@ from coordkit.policies import Policy
 
 AHOY = "ahoy"
 PROTOCOLS = ("purchase", "logistics", "flexible_purchase", "purchase+logistics")
-PROTOCOL_NAMES = {"purchase": "Purchase", "logistics": "Logistics", "flexible_purchase": "FlexiblePurchase",
-                  "purchase+logistics": "Purchase + Logistics"}
+PROTOCOL_NAMES = {
+    "purchase": "Purchase",
+    "logistics": "Logistics",
+    "flexible_purchase": "FlexiblePurchase",
+    "purchase+logistics": "Purchase + Logistics",
+}
 PROTOCOL_FILES = {  # FlexiblePurchase is the corrected, live one (data/protocols/README.md)
     "purchase": ("purchase",),
     "logistics": ("logistics",),
@@ -53,18 +57,27 @@ Once an item is received, they need to be prepared for redistribution by wrappin
 Orders to prepare for shipment:
 1. Destination: Alice's House, Items: glass vase
 2. Destination: Bob's House, Items: ceramic plate + wooden bat"""
-CONCURRENT = Goal(items=("glass vase", "ceramic plate", "wooden bat"), address="123 Main Street, Portland, OR 97201",
-                  budgets={"glass vase": 100, "ceramic plate": 50, "wooden bat": 50}, orders=ORDERS, text=LISTING_1_6)
+CONCURRENT = Goal(
+    items=("glass vase", "ceramic plate", "wooden bat"),
+    address="123 Main Street, Portland, OR 97201",
+    budgets={"glass vase": 100, "ceramic plate": 50, "wooden bat": 50},
+    orders=ORDERS,
+    text=LISTING_1_6,
+)
 TROLLEY = {  # §5.4; the paper calls the event's address "address2" without printing it
-    "event_type": "purchase_request", "message": "Purchase Request: Buy a trolley", "priority": "normal",
+    "event_type": "purchase_request",
+    "message": "Purchase Request: Buy a trolley",
+    "priority": "normal",
     "metadata": {"item": "trolley", "budget": 29.99, "address": "400 Warehouse Rd, Durham, NC 27701"},
 }
 
 
 def _event_within_the_run(values: dict) -> None:
     if values["event_step"] is not None and values["event_step"] > values["max_steps"]:
-        raise ParameterError(f"event_step={values['event_step']} comes after the last step "
-                             f"(max_steps={values['max_steps']}): inject it earlier, or raise max_steps")
+        raise ParameterError(
+            f"event_step={values['event_step']} comes after the last step "
+            f"(max_steps={values['max_steps']}): inject it earlier, or raise max_steps"
+        )
 
 
 class AhoyEnactment(Enactment, Model):
@@ -87,28 +100,91 @@ class AhoyEnactment(Enactment, Model):
     """
 
     parameters = Parameters(
-        Choice("protocols", "purchase", PROTOCOLS, labels=PROTOCOL_NAMES,
-               doc="what the Ahoy agent enacts: Purchase as Buyer, Logistics as Merchant, FlexiblePurchase (the "
-                   "corrected, live one) as FlexibleCustomer, or Purchase and Logistics at once (§5.2)"),
-        Choice("item", "pen", ITEMS, doc="what the user buys (Purchase, FlexiblePurchase); the counterparts price it "
-               "by keyword (policies.PRICES)"),
-        Real("budget", 20.0, 0, 10_000, unit="$", step=1, slider=(0, 60),
-             doc="the most the user pays for the item (§5.1: a pen up to $20)"),
-        Choice("delivery", "", tuple(DELIVERIES), labels=DELIVERIES,
-               doc="the user's delivery wish (§5.3): express when urgent, standard when cheapest or no preference"),
-        Instance("goal", None, Goal, doc="the user's goal in full (§3.1), overriding item, budget and delivery",
-                 optional="the goal made of item, budget and delivery; Purchase + Logistics: Listing 1.6's"),
-        Integer("event_step", None, 1, 10_000, unit="step", slider=(1, 8), optional="no external event",
-                doc="the step at which §5.4's external event, a purchase request for a trolley, reaches the agent"),
-        Integer("max_delay", 2, 1, 50, unit="steps", slider=(1, 6),
-                doc="a message arrives 1 to max_delay steps after it is sent (seeded)"),
+        Choice(
+            "protocols",
+            "purchase",
+            PROTOCOLS,
+            labels=PROTOCOL_NAMES,
+            doc="what the Ahoy agent enacts: Purchase as Buyer, Logistics as Merchant, FlexiblePurchase (the "
+            "corrected, live one) as FlexibleCustomer, or Purchase and Logistics at once (§5.2)",
+        ),
+        Choice(
+            "item",
+            "pen",
+            ITEMS,
+            doc="what the user buys (Purchase, FlexiblePurchase); the counterparts price it "
+            "by keyword (policies.PRICES)",
+        ),
+        Real(
+            "budget",
+            20.0,
+            0,
+            10_000,
+            unit="$",
+            step=1,
+            slider=(0, 60),
+            doc="the most the user pays for the item (§5.1: a pen up to $20)",
+        ),
+        Choice(
+            "delivery",
+            "",
+            tuple(DELIVERIES),
+            labels=DELIVERIES,
+            doc="the user's delivery wish (§5.3): express when urgent, standard when cheapest or no preference",
+        ),
+        Instance(
+            "goal",
+            None,
+            Goal,
+            doc="the user's goal in full (§3.1), overriding item, budget and delivery",
+            optional="the goal made of item, budget and delivery; Purchase + Logistics: Listing 1.6's",
+        ),
+        Integer(
+            "event_step",
+            None,
+            1,
+            10_000,
+            unit="step",
+            slider=(1, 8),
+            optional="no external event",
+            doc="the step at which §5.4's external event, a purchase request for a trolley, reaches the agent",
+        ),
+        Integer(
+            "max_delay",
+            2,
+            1,
+            50,
+            unit="steps",
+            slider=(1, 6),
+            doc="a message arrives 1 to max_delay steps after it is sent (seeded)",
+        ),
         Integer("max_steps", 200, 1, 10_000, unit="steps", slider=(1, 200), doc="the most steps a run takes"),
-        Integer("max_llm_calls", None, 1, 100_000, unit="calls", optional="no limit",
-                doc="stop after this many LLM calls of the Ahoy agent (§3.3's call limit)"),
-        Real("time_limit_s", None, 0, 86_400, low_open=True, unit="s", optional="no limit",
-             doc="stop after this much wall time (§3.3's time limit); a run it stops does not repeat"),
-        Instance("llm", None, LLMClient, optional="rule brains, no calls",
-                 doc="the LLM the Ahoy agent's access function asks, for every role (its rule brain as fallback)"),
+        Integer(
+            "max_llm_calls",
+            None,
+            1,
+            100_000,
+            unit="calls",
+            optional="no limit",
+            doc="stop after this many LLM calls of the Ahoy agent (§3.3's call limit)",
+        ),
+        Real(
+            "time_limit_s",
+            None,
+            0,
+            86_400,
+            low_open=True,
+            unit="s",
+            optional="no limit",
+            doc="stop after this much wall time (§3.3's time limit); a run it stops does not repeat",
+        ),
+        Instance(
+            "llm",
+            None,
+            LLMClient,
+            optional="rule brains, no calls",
+            doc="the LLM the Ahoy agent's access function asks, for every role (its rule brain as fallback)",
+        ),
         relations=(_event_within_the_run,),
     )
 
@@ -162,8 +238,9 @@ class AhoyEnactment(Enactment, Model):
 
     def finished(self) -> bool:
         """Every agent is done (the Ahoy agent with its goal and the events' items) and nothing is in transit."""
-        return not self.in_transit and all(done(a, self.pursued_goal, self.asked) if a is self.ahoy else done(a)
-                                           for a in self.by_name.values())
+        return not self.in_transit and all(
+            done(a, self.pursued_goal, self.asked) if a is self.ahoy else done(a) for a in self.by_name.values()
+        )
 
     @property
     def decisions(self) -> int:
@@ -184,18 +261,28 @@ class AhoyEnactment(Enactment, Model):
         """The frame's columns after each step: messages sent so far (by anyone, and by the Ahoy agent), messages
         in transit, the Ahoy agent's decisions and LLM calls so far, violations so far, and whether the run is
         finished."""
-        return {"messages": lambda m: len(m.log),
-                "ahoy_messages": lambda m: sum(entry["sender"] == AHOY for entry in m.log),
-                "in_transit": lambda m: len(m.in_transit), "decisions": lambda m: m.decisions,
-                "llm_calls": lambda m: m.llm_calls, "violations": lambda m: m.violations,
-                "finished": lambda m: m.finished()}
+        return {
+            "messages": lambda m: len(m.log),
+            "ahoy_messages": lambda m: sum(entry["sender"] == AHOY for entry in m.log),
+            "in_transit": lambda m: len(m.in_transit),
+            "decisions": lambda m: m.decisions,
+            "llm_calls": lambda m: m.llm_calls,
+            "violations": lambda m: m.violations,
+            "finished": lambda m: m.finished(),
+        }
 
     def summary(self) -> dict:
         """Messages in all and sent by the Ahoy agent, per protocol, the Ahoy agent's decisions, LLM calls and
         fallbacks, violations, whether the run terminated (:meth:`finished`), and the delivery a FlexiblePurchase
         run took ("" for the other protocols)."""
-        return {"messages": len(self.log), "ahoy_messages": sum(entry["sender"] == AHOY for entry in self.log),
-                **{name: sum(entry["protocol"] == name for entry in self.log) for name in SYSTEMS},
-                "decisions": self.decisions, "llm_calls": self.llm_calls, "llm_fallbacks": self.llm_fallbacks,
-                "violations": self.violations, "terminated": self.finished(),
-                "delivery": self.delivery_path() if "FlexiblePurchase" in self.in_play else ""}
+        return {
+            "messages": len(self.log),
+            "ahoy_messages": sum(entry["sender"] == AHOY for entry in self.log),
+            **{name: sum(entry["protocol"] == name for entry in self.log) for name in SYSTEMS},
+            "decisions": self.decisions,
+            "llm_calls": self.llm_calls,
+            "llm_fallbacks": self.llm_fallbacks,
+            "violations": self.violations,
+            "terminated": self.finished(),
+            "delivery": self.delivery_path() if "FlexiblePurchase" in self.in_play else "",
+        }

@@ -72,8 +72,11 @@ class RuleBrain(Policy):
 
 def _requested(plan: LocalState, message: str, **where) -> set:
     """The items of the ``message`` instances in the plan's history that match ``where``."""
-    return {i.payload["item"] for i in plan.history
-            if i.schema.name == message and all(i.payload.get(k) == v for k, v in where.items())}
+    return {
+        i.payload["item"]
+        for i in plan.history
+        if i.schema.name == message and all(i.payload.get(k) == v for k, v in where.items())
+    }
 
 
 def _knowledge(plan: LocalState, form: Form) -> dict:
@@ -140,8 +143,14 @@ class Merchant(RuleBrain):
         """{orderID: index of its order in goal.orders} for every RequestLabel in the plan's history."""
         found: dict[str, int] = {}
         for label in (i for i in plan.history if i.schema.name == "RequestLabel"):
-            index = next((n for n, order in enumerate(self.goal.orders)
-                          if order.destination == label.payload["address"] and n not in found.values()), None)
+            index = next(
+                (
+                    n
+                    for n, order in enumerate(self.goal.orders)
+                    if order.destination == label.payload["address"] and n not in found.values()
+                ),
+                None,
+            )
             if index is not None:
                 found[label.payload["orderID"]] = index
         return found
@@ -163,8 +172,11 @@ class Merchant(RuleBrain):
 
     def _at_hand(self, agent: ProtocolAgent, item: str) -> bool:
         buys = item in self.goal.items and any("Buyer" in s.roles for s in agent.states.values())
-        return not buys or any(i.payload.get("item") == item and i.payload.get("outcome") == "delivered"
-                               for s in agent.states.values() for i in s.history)
+        return not buys or any(
+            i.payload.get("item") == item and i.payload.get("outcome") == "delivered"
+            for s in agent.states.values()
+            for i in s.history
+        )
 
 
 class FlexibleCustomer(RuleBrain):
@@ -213,7 +225,7 @@ def price_of(item: str) -> int:
 
 
 def wrapping_for(item: str) -> str:
-    """"fragile" for glass and ceramic items, "standard" for the rest."""
+    """ "fragile" for glass and ceramic items, "standard" for the rest."""
     return "fragile" if any(material in str(item).lower() for material in FRAGILE) else "standard"
 
 
@@ -253,5 +265,8 @@ class Counterpart(Policy):
     def decide(self, turn: Turn) -> list[Instance]:
         protocol = turn.agent.states[self.protocol_name].protocol
         replies = REPLIES[self.protocol_name, self.role]
-        return [form.bind(protocol, **replies[form.schema.name](dict(form.known)))
-                for form in turn.forms if form.schema.name in replies]
+        return [
+            form.bind(protocol, **replies[form.schema.name](dict(form.known)))
+            for form in turn.forms
+            if form.schema.name in replies
+        ]

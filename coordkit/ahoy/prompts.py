@@ -43,39 +43,45 @@ RULE = "RULE: Choose if viable. Null only if no options."
 RULER = "=" * 60
 
 
-def system_prompt(agent_name_roles: str, goal_text: str, protocols: Sequence[Protocol],
-                  tools: str = "save_state_to_memory(agent_name, key, value)") -> str:
+def system_prompt(
+    agent_name_roles: str,
+    goal_text: str,
+    protocols: Sequence[Protocol],
+    tools: str = "save_state_to_memory(agent_name, key, value)",
+) -> str:
     """Listing 1.8 filled in: who the agent is ("Buyer"), the user's goal (the paper's input.txt), BSPL's semantics,
     external events, ``tools`` (:meth:`Toolbox.signatures`), the response format, the rule, and each protocol's
     annotated source text."""
     definitions = "\n\n".join(f"--- {p.name.upper()} PROTOCOL ---\n\n{p.text.strip()}" for p in protocols)
-    return "\n".join([
-        f"You are a {agent_name_roles} agent.",
-        "",
-        "Your user wants you to fulfill the goal described in input.txt contents:",
-        goal_text,
-        "",
-        "To accomplish this goal, you may need to interact with other agents on the",
-        "basis of interaction protocols.",
-        "",
-        "The following is an explanation of the environment in which you operate:",
-        "",
-        BSPL_SEMANTICS,
-        "",
-        EXTERNAL_EVENTS,
-        "",
-        f"TOOLS: {tools}",
-        "",
-        RESPONSE,
-        "",
-        RULE,
-        "",
-        RULER,
-        "PROTOCOL DEFINITIONS (BSPL specs with inline message explanations):",
-        RULER,
-        "",
-        definitions,
-    ])
+    return "\n".join(
+        [
+            f"You are a {agent_name_roles} agent.",
+            "",
+            "Your user wants you to fulfill the goal described in input.txt contents:",
+            goal_text,
+            "",
+            "To accomplish this goal, you may need to interact with other agents on the",
+            "basis of interaction protocols.",
+            "",
+            "The following is an explanation of the environment in which you operate:",
+            "",
+            BSPL_SEMANTICS,
+            "",
+            EXTERNAL_EVENTS,
+            "",
+            f"TOOLS: {tools}",
+            "",
+            RESPONSE,
+            "",
+            RULE,
+            "",
+            RULER,
+            "PROTOCOL DEFINITIONS (BSPL specs with inline message explanations):",
+            RULER,
+            "",
+            definitions,
+        ]
+    )
 
 
 def roles_of(agent: ProtocolAgent) -> list[tuple[str, str]]:
@@ -117,37 +123,45 @@ def _events(events: Sequence[dict]) -> list[str]:
     lines = ["=== PENDING EXTERNAL EVENTS ==="]
     for number, event in enumerate(events, start=1):
         priority = str(event.get("priority", "normal")).upper()
-        lines.append(f"{number}. [{priority}] {event.get('event_type', 'event')} at {event.get('timestamp', '?')}: "
-                     f"{event.get('message', '')}")
+        lines.append(
+            f"{number}. [{priority}] {event.get('event_type', 'event')} at {event.get('timestamp', '?')}: "
+            f"{event.get('message', '')}"
+        )
         if event.get("metadata"):
             lines.append(f"   metadata: {json.dumps(event['metadata'], default=str)}")
     lines.append(f"=== END EVENTS ({len(events)} pending) ===")
     return lines
 
 
-def user_prompt(agent: ProtocolAgent, roles: Sequence[tuple[str, str]], forms: Sequence[Form],
-                events: Sequence[dict] = ()) -> str:
+def user_prompt(
+    agent: ProtocolAgent, roles: Sequence[tuple[str, str]], forms: Sequence[Form], events: Sequence[dict] = ()
+) -> str:
     """Listing 1.10: who decides, the pending external events, the numbered message history, the enabled messages
     as options, and the response format (its example binds option 0's missing parameters)."""
     acting = " and ".join(f"{role} in {protocol}" for role, protocol in roles)
     role_line = ", ".join(f"{role} (in {protocol})" for role, protocol in roles)
-    example = {"choice": 0, "params": {name: "value" for name in forms[0].missing} if forms else {},
-               "tool_requests": []}
-    return "\n".join([
-        f"You are agent '{agent.name} (as {acting})'. Choose at most one option, or return null.",
-        "Your role requires making decisions. When choosing an option, always provide values for all required "
-        "parameters.",
-        "",
-        f"Role: {role_line}",
-        "",
-        *_events(events),
-        "",
-        *_history(agent),
-        "",
-        "Options:",
-        *(option_line(i, protocol_of(agent, form), form) for i, form in enumerate(forms)),
-        "",
-        "Response format JSON:",
-        f"- To choose an option WITH parameters: {json.dumps(example)}",
-        '- To decline all options: {"choice": null, "params": {}, "tool_requests": []}',
-    ])
+    example = {
+        "choice": 0,
+        "params": {name: "value" for name in forms[0].missing} if forms else {},
+        "tool_requests": [],
+    }
+    return "\n".join(
+        [
+            f"You are agent '{agent.name} (as {acting})'. Choose at most one option, or return null.",
+            "Your role requires making decisions. When choosing an option, always provide values for all required "
+            "parameters.",
+            "",
+            f"Role: {role_line}",
+            "",
+            *_events(events),
+            "",
+            *_history(agent),
+            "",
+            "Options:",
+            *(option_line(i, protocol_of(agent, form), form) for i, form in enumerate(forms)),
+            "",
+            "Response format JSON:",
+            f"- To choose an option WITH parameters: {json.dumps(example)}",
+            '- To decline all options: {"choice": null, "params": {}, "tool_requests": []}',
+        ]
+    )

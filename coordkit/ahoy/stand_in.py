@@ -58,8 +58,9 @@ def reply(request: LLMRequest) -> str:
             wish.budgets.setdefault(meta["item"], float(meta["budget"]))
             wish.addresses.setdefault(meta["item"], meta["address"])
     history = read_history(prompt)
-    options = [Option(int(i), protocol, message, _pairs(known)) for i, protocol, message, known, _ in
-               OPTION.findall(prompt)]
+    options = [
+        Option(int(i), protocol, message, _pairs(known)) for i, protocol, message, known, _ in OPTION.findall(prompt)
+    ]
     buys = re.search(r"^Role: .*\bBuyer \(in ", prompt, re.M) is not None
     for choose in (_buyer, _merchant, _flexible_customer):
         answer = choose(options, wish, history, buys)
@@ -73,20 +74,24 @@ def read_goal(system: str) -> Wish:
     text = system.split(GOAL_START, 1)[-1].split(GOAL_END, 1)[0]
     wish = Wish(delivery="express" if "ASAP" in text else "standard")
     address = re.search(r", delivered to (.*?)\.(?:\s|$)", text) or re.search(r"Delivery location: (.*)", text)
-    for item, budget in re.findall(r"\ba (.+?) up to \$([\d.]+)", text) + re.findall(r"- An? (.+?) upto \$([\d.]+)",
-                                                                                    text):
+    for item, budget in re.findall(r"\ba (.+?) up to \$([\d.]+)", text) + re.findall(
+        r"- An? (.+?) upto \$([\d.]+)", text
+    ):
         wish.budgets[item] = float(budget)
         wish.addresses[item] = address[1].strip() if address else ""
-    for destination, items in (re.findall(r"Order \d+: destination (.+?), items: (.+?)\.(?:\s|$)", text)
-                               + re.findall(r"\d+\. Destination: (.+?), Items: (.*)", text)):
+    for destination, items in re.findall(r"Order \d+: destination (.+?), items: (.+?)\.(?:\s|$)", text) + re.findall(
+        r"\d+\. Destination: (.+?), Items: (.*)", text
+    ):
         wish.orders.append((destination, [item.strip() for item in items.split(" + ")]))
     return wish
 
 
 def pending_events(prompt: str) -> list[dict]:
     """The metadata and type of each pending external event."""
-    return [{"event_type": kind, "metadata": json.loads(meta)} for kind, meta in
-            re.findall(r"^\d+\. \[\w+\] (\w+) at .*\n   metadata: (\{.*\})$", prompt, re.M)]
+    return [
+        {"event_type": kind, "metadata": json.loads(meta)}
+        for kind, meta in re.findall(r"^\d+\. \[\w+\] (\w+) at .*\n   metadata: (\{.*\})$", prompt, re.M)
+    ]
 
 
 def read_history(prompt: str) -> list[tuple[str, dict[str, str]]]:
@@ -125,8 +130,10 @@ def _buyer(options, wish: Wish, history, buys: bool) -> str | None:
                 return _choice(option, address=wish.addresses[item], resp="accepted")
             return _choice(option, outcome="rejected: over budget", resp="rejected")
     for option in (o for o in options if o.protocol == "Purchase" and o.message == "completed"):
-        outcome = [b["outcome"] for b in _sent(history, "deliver", ID=option.known["ID"])
-                   + _sent(history, "reject", ID=option.known["ID"])]
+        outcome = [
+            b["outcome"]
+            for b in _sent(history, "deliver", ID=option.known["ID"]) + _sent(history, "reject", ID=option.known["ID"])
+        ]
         if outcome:
             return _choice(option, satisfaction="satisfied" if outcome[0] == "delivered" else "none")
     return None
@@ -136,8 +143,14 @@ def _merchant(options, wish: Wish, history, buys: bool) -> str | None:
     labels = _sent(history, "RequestLabel")
     labelled: dict[str, int] = {}
     for label in labels:
-        index = next((n for n, (destination, _) in enumerate(wish.orders)
-                      if destination == label["address"] and n not in labelled.values()), None)
+        index = next(
+            (
+                n
+                for n, (destination, _) in enumerate(wish.orders)
+                if destination == label["address"] and n not in labelled.values()
+            ),
+            None,
+        )
         if index is not None:
             labelled[label["orderID"]] = index
     request_label = _first(options, "Logistics", "RequestLabel")
@@ -150,8 +163,11 @@ def _merchant(options, wish: Wish, history, buys: bool) -> str | None:
         if order_id not in labelled:
             continue
         done = {b["item"] for b in _sent(history, "RequestWrapping", orderID=order_id)}
-        ready = [item for item in wish.orders[labelled[order_id]][1] if item not in done
-                 and (not buys or item not in wish.budgets or item in delivered)]
+        ready = [
+            item
+            for item in wish.orders[labelled[order_id]][1]
+            if item not in done and (not buys or item not in wish.budgets or item in delivered)
+        ]
         if ready:
             return _choice(option, item=ready[0])
     return None
@@ -162,8 +178,12 @@ def _flexible_customer(options, wish: Wish, history, buys: bool) -> str | None:
     new = [item for item in wish.budgets if not _sent(history, "rfq", item=item)]
     if rfq is not None and new:
         return _choice(rfq, item=new[0])
-    accept = _first(options, "FlexiblePurchase", "accept",
-                    lambda o: float(o.known["price"]) <= wish.budgets.get(o.known["item"], -1))
+    accept = _first(
+        options,
+        "FlexiblePurchase",
+        "accept",
+        lambda o: float(o.known["price"]) <= wish.budgets.get(o.known["item"], -1),
+    )
     if accept is not None:
         return _choice(accept, confirmation="confirmed")
     request = _first(options, "FlexiblePurchase", f"{wish.delivery}_delivery_request")

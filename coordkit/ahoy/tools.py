@@ -27,8 +27,9 @@ class Toolbox:
 
     def signatures(self) -> str:
         """``save_state_to_memory(agent_name, key, value)``, one per tool, as the system prompt lists them."""
-        return ", ".join(f"{name}({', '.join(inspect.signature(getattr(self, name)).parameters)})"
-                         for name in self.names)
+        return ", ".join(
+            f"{name}({', '.join(inspect.signature(getattr(self, name)).parameters)})" for name in self.names
+        )
 
     def run_tool(self, name: Any, args: Any) -> str:
         """Run one requested tool; an unknown tool or bad arguments give an ``ERROR: ...`` string (never raises)."""

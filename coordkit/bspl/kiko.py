@@ -130,8 +130,9 @@ class Enactment:
 
     max_delay: int
 
-    def set_up_enactment(self, protocols: Iterable[Protocol], cast: Cast,
-                         classes: Mapping[str, type[ProtocolAgent]] | None = None) -> None:
+    def set_up_enactment(
+        self, protocols: Iterable[Protocol], cast: Cast, classes: Mapping[str, type[ProtocolAgent]] | None = None
+    ) -> None:
         """Create one agent per name in ``cast`` (of ``classes[name]``, default :class:`ProtocolAgent`), the
         transport, the message log and the data collector (:meth:`reporters`)."""
         self.in_play = {p.name: p for p in protocols}  # the protocols enacted, by name
@@ -154,8 +155,16 @@ class Enactment:
         recipient = self.cast[protocol][instance.schema.recipient]
         due = self.steps + int(self.rng.integers(1, self.max_delay + 1))
         self.in_transit.append(Delivery(instance, recipient, due))
-        self.log.append({"step": self.steps, "protocol": protocol, "message": instance.schema.name,
-                         "sender": sender.name, "recipient": recipient, "instance": str(instance)})
+        self.log.append(
+            {
+                "step": self.steps,
+                "protocol": protocol,
+                "message": instance.schema.name,
+                "sender": sender.name,
+                "recipient": recipient,
+                "instance": str(instance),
+            }
+        )
 
     def exchange(self) -> None:
         """One step of the system: the messages due now reach their recipients' inboxes, then every agent (in
@@ -174,8 +183,11 @@ class Enactment:
 
     def reporters(self) -> dict[str, Callable]:
         """The frame's columns after ``step``: messages sent so far, messages in transit, violations so far."""
-        return {"messages": lambda m: len(m.log), "in_transit": lambda m: len(m.in_transit),
-                "violations": lambda m: m.violations}
+        return {
+            "messages": lambda m: len(m.log),
+            "in_transit": lambda m: len(m.in_transit),
+            "violations": lambda m: m.violations,
+        }
 
     def frame(self) -> pd.DataFrame:
         """One row per step (step 0 is the initial state), with the columns of :meth:`reporters`."""
@@ -191,8 +203,10 @@ class Enactment:
 def _protocols_are_given(values: dict) -> None:
     protocols = values["protocols"]
     if protocols is not None and (not protocols or not all(isinstance(p, Protocol) for p in protocols)):
-        raise ParameterError(f"protocols={protocols!r}: give a non-empty list of Protocol objects "
-                             "(coordkit.bspl.load(name) or parse(text))")
+        raise ParameterError(
+            f"protocols={protocols!r}: give a non-empty list of Protocol objects "
+            "(coordkit.bspl.load(name) or parse(text))"
+        )
 
 
 def _system_casts_given_protocols(values: dict) -> None:
@@ -201,13 +215,16 @@ def _system_casts_given_protocols(values: dict) -> None:
     given = {p.name: p for p in values["protocols"] or [load("purchase")]}
     unknown = sorted(set(system) - set(given))
     if unknown:
-        raise ParameterError(f"system={system!r} names protocols {unknown} that were not given: "
-                             f"{sorted(given)}; give them in protocols, or leave them out of the system")
+        raise ParameterError(
+            f"system={system!r} names protocols {unknown} that were not given: "
+            f"{sorted(given)}; give them in protocols, or leave them out of the system"
+        )
     for name, cast in system.items():
         uncast = [role for role in given[name].roles if role not in cast]
         if uncast:
-            raise ParameterError(f"system={system!r} leaves the roles {uncast} of {name} to nobody: "
-                                 "give each an agent name")
+            raise ParameterError(
+                f"system={system!r} leaves the roles {uncast} of {name} to nobody: give each an agent name"
+            )
 
 
 class EnactmentModel(Enactment, Model):
@@ -219,12 +236,29 @@ class EnactmentModel(Enactment, Model):
     """
 
     parameters = Parameters(
-        InstanceParam("protocols", None, (list, tuple), optional="Purchase alone (the paper's Listing 1.11)",
-                      doc="the protocols in play (Protocol objects: coordkit.bspl.load or parse)"),
-        InstanceParam("system", None, dict, optional="each role played by an agent named after it",
-                      doc="who plays which role, {protocol name: {role: agent name}} (Kiko's MAS configuration)"),
-        Integer("max_delay", 2, 1, 50, doc="a message arrives 1 to max_delay steps after it is sent (seeded)",
-                unit="steps", slider=(1, 6)),
+        InstanceParam(
+            "protocols",
+            None,
+            (list, tuple),
+            optional="Purchase alone (the paper's Listing 1.11)",
+            doc="the protocols in play (Protocol objects: coordkit.bspl.load or parse)",
+        ),
+        InstanceParam(
+            "system",
+            None,
+            dict,
+            optional="each role played by an agent named after it",
+            doc="who plays which role, {protocol name: {role: agent name}} (Kiko's MAS configuration)",
+        ),
+        Integer(
+            "max_delay",
+            2,
+            1,
+            50,
+            doc="a message arrives 1 to max_delay steps after it is sent (seeded)",
+            unit="steps",
+            slider=(1, 6),
+        ),
         Integer("max_steps", 100, 1, 10_000, doc="the most steps a run takes", unit="steps", slider=(1, 200)),
         relations=(_protocols_are_given, _system_casts_given_protocols),
     )
@@ -245,5 +279,9 @@ class EnactmentModel(Enactment, Model):
 
     def summary(self) -> dict:
         """Steps played, messages sent, messages still in transit, violations."""
-        return {"steps": self.steps, "messages": len(self.log), "in_transit": len(self.in_transit),
-                "violations": self.violations}
+        return {
+            "steps": self.steps,
+            "messages": len(self.log),
+            "in_transit": len(self.in_transit),
+            "violations": self.violations,
+        }

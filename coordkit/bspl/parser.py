@@ -76,8 +76,12 @@ def _tokenize(text: str) -> tuple[list[_Token], dict[int, str]]:
             tokens.append(_Token(char, char, line, column))
             i += 1
         else:
-            raise ParseError(f"unexpected character {char!r}", line, column,
-                             "BSPL has names, `{ } [ ] , :`, the arrow `->` and `//` comments")
+            raise ParseError(
+                f"unexpected character {char!r}",
+                line,
+                column,
+                "BSPL has names, `{ } [ ] , :`, the arrow `->` and `//` comments",
+            )
     tokens.append(_Token("end", "", line, len(text) - line_start + 1))
     return tokens, comments
 
@@ -119,8 +123,11 @@ class _Parser:
     def keyword(self, word: str, hint: str = "") -> _Token:
         token = self.peek()
         if token.kind != "name" or token.text != word:
-            raise _error(token, f"expected '{word}', found {token}",
-                         (_suggest(token.text, [word]) if token.kind == "name" else "") or hint)
+            raise _error(
+                token,
+                f"expected '{word}', found {token}",
+                (_suggest(token.text, [word]) if token.kind == "name" else "") or hint,
+            )
         return self.take()
 
     def name(self, what: str, hint: str = "") -> _Token:
@@ -140,8 +147,9 @@ class _Parser:
     def declare(self, table: dict[str, _Token], token: _Token, what: str) -> None:
         if token.text in table:
             first = table[token.text]
-            raise _error(token, f"{what} '{token.text}' is declared twice",
-                         f"first at line {first.line}, column {first.column}")
+            raise _error(
+                token, f"{what} '{token.text}' is declared twice", f"first at line {first.line}, column {first.column}"
+            )
         table[token.text] = token
 
     def parameter(self) -> tuple[_Token, Parameter]:
@@ -151,10 +159,16 @@ class _Parser:
             raise _error(first, f"expected a parameter such as `out ID`, found {first}")
         if first.text not in ADORNMENTS:
             if second.kind == "name" and second.text != "key":
-                raise _error(first, f"unknown adornment '{first.text}'",
-                             _suggest(first.text, ADORNMENTS) or f"adorn with {', '.join(ADORNMENTS)}")
-            raise _error(first, f"parameter '{first.text}' has no adornment",
-                         f"write {', '.join(ADORNMENTS)} before it, e.g. `in {first.text}`")
+                raise _error(
+                    first,
+                    f"unknown adornment '{first.text}'",
+                    _suggest(first.text, ADORNMENTS) or f"adorn with {', '.join(ADORNMENTS)}",
+                )
+            raise _error(
+                first,
+                f"parameter '{first.text}' has no adornment",
+                f"write {', '.join(ADORNMENTS)} before it, e.g. `in {first.text}`",
+            )
         self.take()
         name = self.name("parameter name")
         key = self.peek().kind == "name" and self.peek().text == "key"
@@ -165,8 +179,11 @@ class _Parser:
     def role(self) -> _Token:
         token = self.name("role", MESSAGE_FORM)
         if token.text not in self.roles:
-            raise _error(token, f"role '{token.text}' is not declared in 'roles'",
-                         _suggest(token.text, self.roles) or f"the roles are {', '.join(self.roles)}")
+            raise _error(
+                token,
+                f"role '{token.text}' is not declared in 'roles'",
+                _suggest(token.text, self.roles) or f"the roles are {', '.join(self.roles)}",
+            )
         return token
 
     def protocol(self) -> Protocol:
@@ -191,15 +208,25 @@ class _Parser:
         messages = []
         while self.peek().kind != "}":
             if self.peek().kind == "end":
-                raise _error(self.peek(), "missing '}' at the end of the protocol",
-                             f"'{name.text} {{' opens at line {opened.line}, column {opened.column}")
+                raise _error(
+                    self.peek(),
+                    "missing '}' at the end of the protocol",
+                    f"'{name.text} {{' opens at line {opened.line}, column {opened.column}",
+                )
             messages.append(self.message())
         self.take()
         if self.peek().kind != "end":
-            raise _error(self.peek(), f"unexpected {self.peek()} after the protocol's closing '}}'",
-                         "a text holds one protocol")
-        protocol = Protocol(name.text, tuple(t.text for t in roles), tuple(p for _, p in parameters),
-                            tuple(t.text for t in private), tuple(messages), self.text)
+            raise _error(
+                self.peek(), f"unexpected {self.peek()} after the protocol's closing '}}'", "a text holds one protocol"
+            )
+        protocol = Protocol(
+            name.text,
+            tuple(t.text for t in roles),
+            tuple(p for _, p in parameters),
+            tuple(t.text for t in private),
+            tuple(messages),
+            self.text,
+        )
         self.check_keys(protocol, parameters_line)
         return protocol
 
@@ -221,15 +248,19 @@ class _Parser:
         def parameter() -> Parameter:
             token, parameter = self.parameter()
             if token.text not in self.declared:
-                raise _error(token, f"parameter '{token.text}' is not declared in 'parameters' or 'private'",
-                             _suggest(token.text, self.declared) or f"declared: {', '.join(self.declared)}")
+                raise _error(
+                    token,
+                    f"parameter '{token.text}' is not declared in 'parameters' or 'private'",
+                    _suggest(token.text, self.declared) or f"declared: {', '.join(self.declared)}",
+                )
             self.declare(seen, token, f"in '{name.text}', parameter")
             return parameter
 
         parameters = self.listed(parameter)
         self.expect("]", "',' or ']'", f"the '[' at line {opened.line}, column {opened.column} is still open")
-        return MessageSchema(name.text, sender.text, recipient.text, tuple(parameters), self.comment(sender.line),
-                             sender.line)
+        return MessageSchema(
+            name.text, sender.text, recipient.text, tuple(parameters), self.comment(sender.line), sender.line
+        )
 
     def comment(self, line: int) -> str:
         """The ``//`` lines directly above ``line``, joined with spaces."""
@@ -241,12 +272,18 @@ class _Parser:
 
     def check_keys(self, protocol: Protocol, parameters_line: _Token) -> None:
         if not protocol.keys:
-            raise _error(parameters_line, "every protocol needs a key parameter: mark one with `key`",
-                         f"e.g. `parameters out {protocol.parameters[0].name} key, ...`")
+            raise _error(
+                parameters_line,
+                "every protocol needs a key parameter: mark one with `key`",
+                f"e.g. `parameters out {protocol.parameters[0].name} key, ...`",
+            )
         for message in protocol.messages:
             if not protocol.keys_of(message):
-                raise _error(self.messages[message.name], f"message '{message.name}' carries no key parameter",
-                             f"add one of {', '.join(protocol.keys)}")
+                raise _error(
+                    self.messages[message.name],
+                    f"message '{message.name}' carries no key parameter",
+                    f"add one of {', '.join(protocol.keys)}",
+                )
 
 
 def parse(text: str) -> Protocol:

@@ -124,15 +124,15 @@ class LocalState:
         return forms
 
     def _blocked(self, schema: MessageSchema, known: Mapping[str, Any]) -> bool:
-        return (any(n not in known for n in schema.ins)
-                or any(n in known for n in (*schema.outs, *schema.nils)))
+        return any(n not in known for n in schema.ins) or any(n in known for n in (*schema.outs, *schema.nils))
 
     def _already(self, schema: MessageSchema, context: Mapping[str, Any]) -> bool:
         """Whether ``schema`` was sent or received in this enactment (a fresh ``out`` key starts a new one)."""
         if any(schema.adornment(k) == "out" for k in self.protocol.keys_of(schema)):
             return False
         return bool(context) and any(
-            i.schema.name == schema.name and all(i.payload.get(k) == v for k, v in context.items()) for i in self.history
+            i.schema.name == schema.name and all(i.payload.get(k) == v for k, v in context.items())
+            for i in self.history
         )
 
     def check_emission(self, instance: Instance) -> None:
@@ -155,8 +155,10 @@ class LocalState:
                 raise EmissionViolation(f"{instance}: {name}={payload[name]!r} but this enactment has {known[name]!r}")
         for name in (*schema.outs, *schema.nils):
             if name in known:
-                raise EmissionViolation(f"{instance}: '{schema.adornment(name)} {name}' is already bound "
-                                        f"({known[name]!r}) in this enactment")
+                raise EmissionViolation(
+                    f"{instance}: '{schema.adornment(name)} {name}' is already bound "
+                    f"({known[name]!r}) in this enactment"
+                )
         for name in (k for k in keys if schema.adornment(k) == "out"):
             if any(i.payload.get(name) == payload[name] for i in self.history):
                 raise EmissionViolation(f"{instance}: key {name}={payload[name]!r} is already used; choose a fresh one")

@@ -31,13 +31,17 @@ class Report:
     unbound: tuple[str, ...] = ()  # the public parameters left unbound at the end of the liveness counterexample
 
     def __str__(self) -> str:
-        lines = [f"{self.protocol}: {'safe' if self.safe else 'NOT safe'}, {'live' if self.live else 'NOT live'} "
-                 f"({self.states} states)"]
+        lines = [
+            f"{self.protocol}: {'safe' if self.safe else 'NOT safe'}, {'live' if self.live else 'NOT live'} "
+            f"({self.states} states)"
+        ]
         if not self.safe:
             lines += ["  conflict after: " + " → ".join(self.safety_counterexample)]
         if not self.live:
-            lines += ["  stuck after: " + " → ".join(self.liveness_counterexample),
-                      f"  never bound: {', '.join(self.unbound)}"]
+            lines += [
+                "  stuck after: " + " → ".join(self.liveness_counterexample),
+                f"  never bound: {', '.join(self.unbound)}",
+            ]
         return "\n".join(lines)
 
 
@@ -61,8 +65,12 @@ def verify(protocol: Protocol) -> Report:
                 parents[successor] = (state, label)
                 queue.append(successor)
     return Report(
-        protocol.name, unsafe is None, stuck is None, len(parents),
-        _trace(parents, unsafe) if unsafe else (), _trace(parents, stuck) if stuck else (),
+        protocol.name,
+        unsafe is None,
+        stuck is None,
+        len(parents),
+        _trace(parents, unsafe) if unsafe else (),
+        _trace(parents, stuck) if stuck else (),
         tuple(_unbound(protocol, stuck[0])) if stuck else (),
     )
 

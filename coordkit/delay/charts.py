@@ -58,5 +58,12 @@ def asymmetry(frame: pd.DataFrame) -> alt.Chart:
     means = frame.groupby("delay_b")[["payoff_a", "payoff_b"]].mean().reset_index()
     long = means.melt("delay_b", var_name="player", value_name="payoff")
     long["player"] = long["player"].map({"payoff_a": "A (fast)", "payoff_b": "B (slow)"})
-    return viz.lines(long, "delay_b", "payoff", color="player", title="A fast player against a slower opponent",
-                     x_title="B's delay (s)", y_title="mean payoff per trial")
+    return viz.lines(
+        long,
+        "delay_b",
+        "payoff",
+        color="player",
+        title="A fast player against a slower opponent",
+        x_title="B's delay (s)",
+        y_title="mean payoff per trial",
+    )

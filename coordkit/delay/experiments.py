@@ -38,11 +38,13 @@ def u_shape(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (p, α): mutual cooperation at 0 s, its minimum over 5–10 s and its maximum over 15–20 s, and whether
     the U holds (0 s above the minimum, and 15–20 s recovering above it)."""
     means = frame.groupby(["p", "alpha", "delay"])["mutual_cooperation"].mean().unstack("delay")
-    table = pd.DataFrame({
-        "at_0s": means[0],
-        "min_5_10s": means[[5, 10]].min(axis=1),
-        "max_15_20s": means[[15, 20]].max(axis=1),
-    })
+    table = pd.DataFrame(
+        {
+            "at_0s": means[0],
+            "min_5_10s": means[[5, 10]].min(axis=1),
+            "max_15_20s": means[[15, 20]].max(axis=1),
+        }
+    )
     table["u_shape"] = (table["at_0s"] > table["min_5_10s"]) & (table["max_15_20s"] > table["min_5_10s"])
     return table.reset_index()
 
@@ -52,30 +54,59 @@ def compare_figure4(frame: pd.DataFrame) -> pd.DataFrame:
     paper = numbers("delay-fig4")
     shape = u_shape(frame)
     exploitation = frame.groupby(["p", "alpha", "delay"])["exploitation"].mean().unstack("delay")
-    rows = [("U-shape of mutual cooperation", paper.text("mutual_cooperation"),
-             f"holds for {shape['u_shape'].sum()} of {len(shape)} (p, α)")]
+    rows = [
+        (
+            "U-shape of mutual cooperation",
+            paper.text("mutual_cooperation"),
+            f"holds for {shape['u_shape'].sum()} of {len(shape)} (p, α)",
+        )
+    ]
     for (p, alpha), row in shape.set_index(["p", "alpha"]).iterrows():
-        rows.append((f"mutual cooperation, p={p}, α={alpha}", "(no numbers printed)",
-                     f"{row['at_0s']:.2f} at 0 s, {row['min_5_10s']:.2f} min at 5-10 s, "
-                     f"{row['max_15_20s']:.2f} max at 15-20 s"))
+        rows.append(
+            (
+                f"mutual cooperation, p={p}, α={alpha}",
+                "(no numbers printed)",
+                f"{row['at_0s']:.2f} at 0 s, {row['min_5_10s']:.2f} min at 5-10 s, "
+                f"{row['max_15_20s']:.2f} max at 15-20 s",
+            )
+        )
     for (p, alpha), row in exploitation.iterrows():
         peak = row[[5, 10]].max()
         verdict = "inverted U" if peak > row[0] and peak > row[[15, 20]].max() else "no inverted U"
-        rows.append((f"exploitation, p={p}, α={alpha}", paper.text("exploitation") if (p, alpha) == (0.8, 0.1) else "",
-                     " → ".join(f"{value:.2f}" for value in row) + f" ({verdict})"))
+        rows.append(
+            (
+                f"exploitation, p={p}, α={alpha}",
+                paper.text("exploitation") if (p, alpha) == (0.8, 0.1) else "",
+                " → ".join(f"{value:.2f}" for value in row) + f" ({verdict})",
+            )
+        )
     return pd.DataFrame(rows, columns=COMPARISON)
 
 
-@figure("delay-fig4", "Delay PD Fig. 4: the simplified model's U-shape of mutual cooperation over delay, p × α",
-        chart=charts.figure4, compare=compare_figure4, default_seeds=500)
-def figure4(seeds: int = 500, base_seed: int = 0, *, llm: LLMClient | None = None, ps=PAPER_P, alphas=PAPER_ALPHA,
-            delays=PAPER_DELAYS) -> pd.DataFrame:
+@figure(
+    "delay-fig4",
+    "Delay PD Fig. 4: the simplified model's U-shape of mutual cooperation over delay, p × α",
+    chart=charts.figure4,
+    compare=compare_figure4,
+    default_seeds=500,
+)
+def figure4(
+    seeds: int = 500,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    ps=PAPER_P,
+    alphas=PAPER_ALPHA,
+    delays=PAPER_DELAYS,
+) -> pd.DataFrame:
     """Fig. 4: one row per p, α, delay and trial. Every cell plays the same trial seeds (common random numbers)."""
     refuse_llm(llm, "the simplified model plays it")
     trial_seeds = derive_seeds(base_seed, seeds)
     cells = [
         simple_trials(trial_seeds, p, alpha, delay).assign(p=p, alpha=alpha, delay=delay, trial=range(seeds))
-        for p in ps for alpha in alphas for delay in delays
+        for p in ps
+        for alpha in alphas
+        for delay in delays
     ]
     frame = pd.concat(cells, ignore_index=True)
     return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
@@ -85,8 +116,9 @@ def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.Da
     """The outcome of every second of the ``first`` trials, one row per trial and second (for :func:`charts.raster`)."""
     labels = metrics.outcomes(effective[:, :first])
     trial_number, second = np.indices(labels.shape)
-    return pd.DataFrame({"delay": delay, "trial": trial_number.ravel(), "second": second.ravel(),
-                         "outcome": labels.ravel()})
+    return pd.DataFrame(
+        {"delay": delay, "trial": trial_number.ravel(), "second": second.ravel(), "outcome": labels.ravel()}
+    )
 
 
 def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:
@@ -96,17 +128,34 @@ def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:
     share = last.groupby("delay")["outcome"].value_counts(normalize=True).unstack(fill_value=0.0)
     share = share.reindex(columns=["CC", "DD", "CD", "DC"], fill_value=0.0)
     rows = []
-    for measure, columns in (("mutual_cooperation", ["CC"]), ("mutual_defection", ["DD"]),
-                             ("exploitation", ["CD", "DC"])):
+    for measure, columns in (
+        ("mutual_cooperation", ["CC"]),
+        ("mutual_defection", ["DD"]),
+        ("exploitation", ["CD", "DC"]),
+    ):
         kit = ", ".join(f"{delay} s: {share.loc[delay, columns].sum():.2f}" for delay in share.index)
         rows.append((measure.replace("_", " "), paper.text(measure), kit))
     return pd.DataFrame(rows, columns=COMPARISON)
 
 
-@figure("delay-fig3", "Delay PD Fig. 3 (d-f): strategy rasters, trial x second, at 0, 5 and 20 s of delay",
-        chart=charts.raster, compare=compare_figure3, default_seeds=10, llm_agents=True, stand_in=stand_in.reply)
-def figure3(seeds: int = 10, base_seed: int = 0, *, llm: LLMClient | None = None, delays=(0, 5, 20), p: float = 0.9,
-            alpha: float = 0.1) -> pd.DataFrame:
+@figure(
+    "delay-fig3",
+    "Delay PD Fig. 3 (d-f): strategy rasters, trial x second, at 0, 5 and 20 s of delay",
+    chart=charts.raster,
+    compare=compare_figure3,
+    default_seeds=10,
+    llm_agents=True,
+    stand_in=stand_in.reply,
+)
+def figure3(
+    seeds: int = 10,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    delays=(0, 5, 20),
+    p: float = 0.9,
+    alpha: float = 0.1,
+) -> pd.DataFrame:
     """Fig. 3 (d–f): the outcome of every second of every trial, one row per delay, trial and second.
 
     Without ``llm``: simplified-model players (the fast path). With it: two LLM players with the paper's persona
@@ -119,37 +168,62 @@ def figure3(seeds: int = 10, base_seed: int = 0, *, llm: LLMClient | None = None
             played = fast.simulate(trial_seeds, p, alpha, delay)
             codes, calls = played.effective, [(0, 0)] * seeds
         else:
-            models = [DelayedDilemma(delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm, rng=seed).run()
-                      for seed in trial_seeds]
+            models = [
+                DelayedDilemma(delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm, rng=seed).run()
+                for seed in trial_seeds
+            ]
             codes = np.concatenate([metrics.effective_codes(m.frame()) for m in models], axis=1)
             calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
-        frames.append(raster_rows(codes, delay).assign(
-            llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
-            llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
-        ))
+        frames.append(
+            raster_rows(codes, delay).assign(
+                llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
+                llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 def compare_asymmetry(frame: pd.DataFrame) -> pd.DataFrame:
     means = frame.groupby("delay_b")[["payoff_a", "payoff_b", "a_exploited", "b_exploited"]].mean()
-    rows = [(f"B's delay {delay:g} s", "(beyond the paper)",
-             f"payoff A {row['payoff_a']:.0f} vs B {row['payoff_b']:.0f}; "
-             f"A exploited {row['a_exploited']:.2f}, B exploited {row['b_exploited']:.2f}")
-            for delay, row in means.iterrows()]
+    rows = [
+        (
+            f"B's delay {delay:g} s",
+            "(beyond the paper)",
+            f"payoff A {row['payoff_a']:.0f} vs B {row['payoff_b']:.0f}; "
+            f"A exploited {row['a_exploited']:.2f}, B exploited {row['b_exploited']:.2f}",
+        )
+        for delay, row in means.iterrows()
+    ]
     return pd.DataFrame(rows, columns=COMPARISON)
 
 
-@figure("delay-asymmetry", "Beyond the delay paper: a fast player (0 s) against a slower and slower opponent",
-        chart=charts.asymmetry, compare=compare_asymmetry, default_seeds=500)
-def asymmetry(seeds: int = 500, base_seed: int = 0, *, llm: LLMClient | None = None, fast_delay: float = 0,
-              slow_delays=PAPER_DELAYS, p: float = 0.9, alpha: float = 0.1) -> pd.DataFrame:
+@figure(
+    "delay-asymmetry",
+    "Beyond the delay paper: a fast player (0 s) against a slower and slower opponent",
+    chart=charts.asymmetry,
+    compare=compare_asymmetry,
+    default_seeds=500,
+)
+def asymmetry(
+    seeds: int = 500,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    fast_delay: float = 0,
+    slow_delays=PAPER_DELAYS,
+    p: float = 0.9,
+    alpha: float = 0.1,
+) -> pd.DataFrame:
     """Beyond the paper: player A keeps ``fast_delay`` while B's delay grows. One row per B delay and trial,
     with the shares, both payoffs, and who was exploited."""
     refuse_llm(llm, "the simplified model plays it")
     trial_seeds = derive_seeds(base_seed, seeds)
     return pd.concat(
-        [simple_trials(trial_seeds, p, alpha, fast_delay, slow).assign(delay_a=fast_delay, delay_b=slow,
-                                                                         trial=range(seeds))
-         for slow in slow_delays],
+        [
+            simple_trials(trial_seeds, p, alpha, fast_delay, slow).assign(
+                delay_a=fast_delay, delay_b=slow, trial=range(seeds)
+            )
+            for slow in slow_delays
+        ],
         ignore_index=True,
     )

@@ -27,13 +27,17 @@ class Trials:
 
 
 def simulate(
-    seeds: Sequence[int], p: float, alpha: float, delay_a: float, delay_b: float | None = None,
-    duration_s: float = 60.0, tick_s: float = 1.0,
+    seeds: Sequence[int],
+    p: float,
+    alpha: float,
+    delay_a: float,
+    delay_b: float | None = None,
+    duration_s: float = 60.0,
+    tick_s: float = 1.0,
 ) -> Trials:
     """One trial per seed of two simplified-model players (tit-for-tat with probability p, else defect with
     probability α·D_i). The values are checked against :class:`DelayedDilemma`'s parameters."""
-    given = {"p": p, "alpha": alpha, "delay_a": delay_a, "delay_b": delay_b, "duration_s": duration_s,
-             "tick_s": tick_s}
+    given = {"p": p, "alpha": alpha, "delay_a": delay_a, "delay_b": delay_b, "duration_s": duration_s, "tick_s": tick_s}
     values = DelayedDilemma.parameters.resolve(given, owner="fast.simulate")
     delay_b = values["delay_a"] if values["delay_b"] is None else values["delay_b"]
     timing = Timing(values["delay_a"], delay_b, values["duration_s"], values["tick_s"])
@@ -49,5 +53,5 @@ def simulate(
             choices[i, :, t] = np.where(follows[:, t, i], seen_defect, tempted[i][:, t])
     effective = np.full_like(choices, _UNKNOWN)
     for i in (0, 1):
-        effective[i, :, delays[i]:] = choices[i, :, : ticks - delays[i]]
+        effective[i, :, delays[i] :] = choices[i, :, : ticks - delays[i]]
     return Trials(effective, timing)

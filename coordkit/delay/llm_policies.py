@@ -38,11 +38,22 @@ def request(observation: Observation, persona: Persona, payoffs: Payoffs, timing
     other = "B" if observation.player == "A" else "A"
     history = "\n".join(f"- {c.time_s:g} s: Player {c.player} -> {c.action}" for c in observation.history)
     prompt = PROMPT.format(
-        me=observation.player, other=other, tick=timing.tick_s, R=payoffs.reward, P=payoffs.punishment,
-        T=payoffs.temptation, S=payoffs.sucker, mine=observation.own_delay_s, theirs=observation.opponent_delay_s,
-        now=observation.time_s, own=_NAMES[observation.own_effective],
-        opponent=_NAMES[observation.opponent_effective], last=_NAMES[observation.own_last_choice],
-        own_points=observation.own_payoff, opponent_points=observation.opponent_payoff, memory=timing.memory_s,
+        me=observation.player,
+        other=other,
+        tick=timing.tick_s,
+        R=payoffs.reward,
+        P=payoffs.punishment,
+        T=payoffs.temptation,
+        S=payoffs.sucker,
+        mine=observation.own_delay_s,
+        theirs=observation.opponent_delay_s,
+        now=observation.time_s,
+        own=_NAMES[observation.own_effective],
+        opponent=_NAMES[observation.opponent_effective],
+        last=_NAMES[observation.own_last_choice],
+        own_points=observation.own_payoff,
+        opponent_points=observation.opponent_payoff,
+        memory=timing.memory_s,
         history=history or "(no changes)",
     )
     return LLMRequest.user(persona.text(), prompt, temperature=1.0, max_tokens=400, purpose="delay.decide")
@@ -62,6 +73,9 @@ def llm_policy(client: LLMClient, fallback: Policy, persona: Persona, payoffs: P
     """An LLM player with ``persona`` that knows ``payoffs`` and ``timing``; ``fallback`` (the persona's rule, in the
     model) decides when the call fails or the reply has no usable action."""
     return LLMPolicy(
-        client, lambda observation: request(observation, persona, payoffs, timing), parse_action, fallback,
+        client,
+        lambda observation: request(observation, persona, payoffs, timing),
+        parse_action,
+        fallback,
         name="llm_player",
     )

@@ -19,15 +19,17 @@ def shares(effective: np.ndarray, timing: Timing, last_s: float = LAST_S) -> pd.
     ``effective`` holds action codes of shape (2, trials, ticks). Columns: mutual_cooperation, mutual_defection,
     exploitation (either player exploited), a_exploited (A cooperates while B defects), b_exploited.
     """
-    a, b = effective[:, :, -timing.ticks(last_s):]
+    a, b = effective[:, :, -timing.ticks(last_s) :]
     c, d = CODE["C"], CODE["D"]
-    return pd.DataFrame({
-        "mutual_cooperation": ((a == c) & (b == c)).mean(axis=1),
-        "mutual_defection": ((a == d) & (b == d)).mean(axis=1),
-        "exploitation": (((a == c) & (b == d)) | ((a == d) & (b == c))).mean(axis=1),
-        "a_exploited": ((a == c) & (b == d)).mean(axis=1),
-        "b_exploited": ((a == d) & (b == c)).mean(axis=1),
-    })
+    return pd.DataFrame(
+        {
+            "mutual_cooperation": ((a == c) & (b == c)).mean(axis=1),
+            "mutual_defection": ((a == d) & (b == d)).mean(axis=1),
+            "exploitation": (((a == c) & (b == d)) | ((a == d) & (b == c))).mean(axis=1),
+            "a_exploited": ((a == c) & (b == d)).mean(axis=1),
+            "b_exploited": ((a == d) & (b == c)).mean(axis=1),
+        }
+    )
 
 
 def outcomes(effective: np.ndarray) -> np.ndarray:

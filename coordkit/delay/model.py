@@ -25,9 +25,15 @@ from coordkit.parameters import Choice, Instance, ParameterError, Parameters, Re
 from coordkit.policies import Policy, decision_round
 
 POLICIES = ("simplified", "tit_for_tat", "grim_trigger", "always_cooperate", "always_defect", "persona", "llm")
-POLICY_NAMES = {"simplified": "simplified model (p, α)", "tit_for_tat": "tit-for-tat", "grim_trigger": "grim trigger",
-                "always_cooperate": "always cooperate", "always_defect": "always defect",
-                "persona": "persona (A, C, N)", "llm": "LLM with the persona"}
+POLICY_NAMES = {
+    "simplified": "simplified model (p, α)",
+    "tit_for_tat": "tit-for-tat",
+    "grim_trigger": "grim trigger",
+    "always_cooperate": "always cooperate",
+    "always_defect": "always defect",
+    "persona": "persona (A, C, N)",
+    "llm": "LLM with the persona",
+}
 MAX_TICKS = 20_000  # a longer trial is a slip of the tick length, not an experiment
 
 
@@ -35,23 +41,28 @@ def _delays_in_whole_ticks(p: dict) -> None:
     for name in ("delay_a", "delay_b"):
         delay = p[name]
         if delay is not None and not math.isclose(delay / p["tick_s"], round(delay / p["tick_s"]), abs_tol=1e-9):
-            raise ParameterError(f"{name}={delay} s is not a whole number of ticks (tick_s={p['tick_s']} s): "
-                                 f"round it to a multiple of tick_s")
+            raise ParameterError(
+                f"{name}={delay} s is not a whole number of ticks (tick_s={p['tick_s']} s): "
+                f"round it to a multiple of tick_s"
+            )
 
 
 def _plays_at_least_one_tick(p: dict) -> None:
     if p["duration_s"] < p["tick_s"]:
-        raise ParameterError(f"duration_s={p['duration_s']} is shorter than one tick (tick_s={p['tick_s']}): "
-                             "play at least one tick")
+        raise ParameterError(
+            f"duration_s={p['duration_s']} is shorter than one tick (tick_s={p['tick_s']}): play at least one tick"
+        )
 
 
 def _trial_within_max_ticks(p: dict) -> None:
     delays = [d for d in (p["delay_a"], p["delay_b"]) if d is not None]
     ticks = (p["duration_s"] + max(delays)) / p["tick_s"]
     if ticks > MAX_TICKS:
-        raise ParameterError(f"duration_s={p['duration_s']} plus the longer delay ({max(delays)} s) at "
-                             f"tick_s={p['tick_s']} is {ticks:,.0f} ticks, above the {MAX_TICKS:,} a trial may last: "
-                             "use longer ticks or a shorter trial")
+        raise ParameterError(
+            f"duration_s={p['duration_s']} plus the longer delay ({max(delays)} s) at "
+            f"tick_s={p['tick_s']} is {ticks:,.0f} ticks, above the {MAX_TICKS:,} a trial may last: "
+            "use longer ticks or a shorter trial"
+        )
 
 
 def _llm_players_need_a_client(p: dict) -> None:
@@ -69,28 +80,83 @@ class DelayedDilemma(Model):
     """
 
     parameters = Parameters(
-        Real("delay_a", 0.0, 0, 600, doc="player A's communication delay (the paper: 0 to 20 s, equal for both)",
-             unit="s", step=1, slider=(0, 30)),
-        Real("delay_b", None, 0, 600, optional="B's delay is A's", doc="player B's communication delay", unit="s",
-             step=1, slider=(0, 30)),
+        Real(
+            "delay_a",
+            0.0,
+            0,
+            600,
+            doc="player A's communication delay (the paper: 0 to 20 s, equal for both)",
+            unit="s",
+            step=1,
+            slider=(0, 30),
+        ),
+        Real(
+            "delay_b",
+            None,
+            0,
+            600,
+            optional="B's delay is A's",
+            doc="player B's communication delay",
+            unit="s",
+            step=1,
+            slider=(0, 30),
+        ),
         Choice("policy_a", "simplified", POLICIES, labels=POLICY_NAMES, doc="how player A chooses"),
-        Choice("policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A",
-               doc="how player B chooses"),
+        Choice("policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A", doc="how player B chooses"),
         Real("p", 0.9, 0, 1, doc="the simplified model's probability of playing tit-for-tat (the paper: 0.8, 0.9)"),
-        Real("alpha", 0.1, 0, 1, step=0.01, slider=(0, 0.3), unit="1/s",
-             doc="the simplified model's defection incentive per second of own delay (the paper: 0.1, 0.2)"),
+        Real(
+            "alpha",
+            0.1,
+            0,
+            1,
+            step=0.01,
+            slider=(0, 0.3),
+            unit="1/s",
+            doc="the simplified model's defection incentive per second of own delay (the paper: 0.1, 0.2)",
+        ),
         Instance("persona_a", Persona(), Persona, doc="player A's Big Five traits (the paper: A=1, C=−1, N=1)"),
         Instance("persona_b", None, Persona, optional="B's persona is A's", doc="player B's Big Five traits"),
         Instance("payoffs", TABLE_1, Payoffs, doc="the payoffs per tick T, R, P, S (Table 1: 5, 3, 1, 0)"),
-        Real("duration_s", 60.0, 0, 3600, low_open=True, unit="s", step=10, slider=(10, 300),
-             doc="effective play time (the paper: 60 s)"),
-        Real("tick_s", 1.0, 0, 60, low_open=True, unit="s", step=0.5, slider=(0.5, 5),
-             doc="the tick Δt: players choose once a tick (the paper: 1 s)"),
-        Real("memory_s", 15.0, 0, 3600, low_open=True, unit="s", step=1, slider=(1, 60),
-             doc="the memory horizon t_m: how far back players see the change points (the paper: 15 s)"),
+        Real(
+            "duration_s",
+            60.0,
+            0,
+            3600,
+            low_open=True,
+            unit="s",
+            step=10,
+            slider=(10, 300),
+            doc="effective play time (the paper: 60 s)",
+        ),
+        Real(
+            "tick_s",
+            1.0,
+            0,
+            60,
+            low_open=True,
+            unit="s",
+            step=0.5,
+            slider=(0.5, 5),
+            doc="the tick Δt: players choose once a tick (the paper: 1 s)",
+        ),
+        Real(
+            "memory_s",
+            15.0,
+            0,
+            3600,
+            low_open=True,
+            unit="s",
+            step=1,
+            slider=(1, 60),
+            doc="the memory horizon t_m: how far back players see the change points (the paper: 15 s)",
+        ),
         Instance("llm", None, LLMClient, optional="no LLM players", doc="the LLM client that 'llm' players ask"),
-        relations=(_delays_in_whole_ticks, _plays_at_least_one_tick, _trial_within_max_ticks,
-                   _llm_players_need_a_client),
+        relations=(
+            _delays_in_whole_ticks,
+            _plays_at_least_one_tick,
+            _trial_within_max_ticks,
+            _llm_players_need_a_client,
+        ),
     )
 
     def __init__(self, *, rng=None, **params):
@@ -100,8 +166,10 @@ class DelayedDilemma(Model):
         self.changes: list[Change] = []
         kinds = (self.policy_a, self.policy_b or self.policy_a)
         personas = (self.persona_a, self.persona_b or self.persona_a)
-        self.players = [Player(self, name, delay, self._policy(kind, persona))
-                        for name, delay, kind, persona in zip("AB", self.timing.delays, kinds, personas)]
+        self.players = [
+            Player(self, name, delay, self._policy(kind, persona))
+            for name, delay, kind, persona in zip("AB", self.timing.delays, kinds, personas)
+        ]
         self.datacollector = mesa.DataCollector(
             model_reporters={
                 "tick": "steps",
@@ -131,8 +199,9 @@ class DelayedDilemma(Model):
 
     def step(self) -> None:
         a, b = self.players
-        choices = decision_round("decide", [a.policy, b.policy], [a.observe(b), b.observe(a)],
-                                 concurrent=self.llm is not None)
+        choices = decision_round(
+            "decide", [a.policy, b.policy], [a.observe(b), b.observe(a)], concurrent=self.llm is not None
+        )
         tick = self.steps
         for player, choice in zip(self.players, choices):
             before = player.effective(tick - 1)
@@ -163,5 +232,9 @@ class DelayedDilemma(Model):
         codes = metrics.effective_codes(self.frame())
         shares = metrics.shares(codes, self.timing).iloc[0].to_dict()
         a, b = self.players
-        return shares | {"payoff_a": a.payoff, "payoff_b": b.payoff, "llm_calls": self.llm_calls,
-                         "llm_fallbacks": self.llm_fallbacks}
+        return shares | {
+            "payoff_a": a.payoff,
+            "payoff_b": b.payoff,
+            "llm_calls": self.llm_calls,
+            "llm_fallbacks": self.llm_fallbacks,
+        }

@@ -144,8 +144,10 @@ class Persona:
         return SimplifiedModel(*self.parameters(), rng)
 
 
-_AGREEABLE = ("you put your own interest first and distrust others' motives.",
-              "you trust others, like to get along and forgive quickly.")
+_AGREEABLE = (
+    "you put your own interest first and distrust others' motives.",
+    "you trust others, like to get along and forgive quickly.",
+)
 _CONSCIENTIOUS = ("you act on impulse and do not stick to plans.", "you are disciplined, careful and consistent.")
 _NEUROTIC = ("you stay calm under pressure.", "you worry easily and react strongly to setbacks and slights.")
 

@@ -16,8 +16,10 @@ def reply(request: LLMRequest) -> str:
     state = _STATE.search(request.messages[-1][1])
     opponent = state[3] if state else "C"
     action = "D" if opponent == "D" else "C"
-    return json.dumps({
-        "estimate": "The other player seems to mirror what it sees.",
-        "forecast": "Cooperating keeps 3 points a second coming; defecting invites retaliation once they see it.",
-        "action": action,
-    })
+    return json.dumps(
+        {
+            "estimate": "The other player seems to mirror what it sees.",
+            "forecast": "Cooperating keeps 3 points a second coming; defecting invites retaliation once they see it.",
+            "action": action,
+        }
+    )

@@ -65,8 +65,9 @@ class FakeLLMServer:
     clears the record of requests but does not rewind the faults.
     """
 
-    def __init__(self, reply: str | Callable[[FakeRequest], str] = DEFAULT_REPLY, *, latency_s: float = 0.0,
-                 faults: Faults = ()):
+    def __init__(
+        self, reply: str | Callable[[FakeRequest], str] = DEFAULT_REPLY, *, latency_s: float = 0.0, faults: Faults = ()
+    ):
         self.reply = reply
         self.latency_s = latency_s
         self.faults = faults
@@ -195,8 +196,12 @@ class _Api:
 
 
 class _Messages(_Api):
-    error_types = {"rate_limit": "rate_limit_error", "server_error": "api_error", "overloaded": "overloaded_error",
-                   "bad_request": "invalid_request_error"}
+    error_types = {
+        "rate_limit": "rate_limit_error",
+        "server_error": "api_error",
+        "overloaded": "overloaded_error",
+        "bad_request": "invalid_request_error",
+    }
 
     def conversation(self, body: dict) -> tuple[str, tuple[tuple[str, str], ...]]:
         messages = tuple((m["role"], _text(m.get("content"))) for m in body.get("messages", ()))
@@ -204,9 +209,13 @@ class _Messages(_Api):
 
     def message(self, request: FakeRequest, text: str, number: int, empty: bool) -> dict:
         return {
-            "id": f"msg_fake_{number}", "type": "message", "role": "assistant", "model": request.model,
+            "id": f"msg_fake_{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.model,
             "content": [] if empty else [{"type": "text", "text": text}],
-            "stop_reason": "end_turn", "stop_sequence": None,
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
             "usage": {"input_tokens": _input_tokens(request), "output_tokens": 0 if empty else rough_tokens(text)},
         }
 
@@ -215,8 +224,12 @@ class _Messages(_Api):
 
 
 class _ChatCompletions(_Api):
-    error_types = {"rate_limit": "rate_limit_exceeded", "server_error": "server_error", "overloaded": "server_error",
-                   "bad_request": "invalid_request_error"}
+    error_types = {
+        "rate_limit": "rate_limit_exceeded",
+        "server_error": "server_error",
+        "overloaded": "server_error",
+        "bad_request": "invalid_request_error",
+    }
 
     def conversation(self, body: dict) -> tuple[str, tuple[tuple[str, str], ...]]:
         messages = [(m["role"], _text(m.get("content"))) for m in body.get("messages", ())]
@@ -227,7 +240,10 @@ class _ChatCompletions(_Api):
         prompt, completion = _input_tokens(request), 0 if empty else rough_tokens(text)
         choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         return {
-            "id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 0, "model": request.model,
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": request.model,
             "choices": [] if empty else [choice],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }

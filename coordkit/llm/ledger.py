@@ -8,9 +8,9 @@ concurrent calls cannot overshoot together either.
 """
 
 import threading
-from contextlib import contextmanager
 from collections import defaultdict
 from collections.abc import Mapping
+from contextlib import contextmanager
 
 import pandas as pd
 

@@ -30,8 +30,15 @@ class OpenAICompatibleClient(LLMClient):
     call and sent as a Bearer token; it is never stored, shown or put into an error. Local servers need none.
     """
 
-    def __init__(self, model: str, base_url: str = "http://localhost:11434/v1", *, api_key_env: str = "OPENAI_API_KEY",
-                 timeout_s: float = 60.0, max_retries: int = 3):
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "http://localhost:11434/v1",
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+    ):
         self.default_model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -107,15 +114,20 @@ class OpenAICompatibleClient(LLMClient):
     def _payload(self, request: LLMRequest) -> dict:
         messages = [{"role": "system", "content": request.system}] if request.system else []
         messages += [{"role": role, "content": text} for role, text in request.messages]
-        return {"model": request.model or self.default_model, "messages": messages,
-                "temperature": request.temperature, "max_tokens": request.max_tokens}
+        return {
+            "model": request.model or self.default_model,
+            "messages": messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _settle(self, outcome: httpx.Response | httpx.TransportError, request: LLMRequest, attempt: int,
-                started: float) -> LLMReply | float:
+    def _settle(
+        self, outcome: httpx.Response | httpx.TransportError, request: LLMRequest, attempt: int, started: float
+    ) -> LLMReply | float:
         """The reply, or how long to wait before retrying; raises :class:`LLMError` when there is nothing to retry."""
         cause = outcome if isinstance(outcome, httpx.TransportError) else None
         if cause is not None:
@@ -158,8 +170,10 @@ class OpenAICompatibleClient(LLMClient):
         if isinstance(error, httpx.TimeoutException):
             return f"did not answer within {self.timeout_s} s ({type(error).__name__}); is the model still loading?"
         if isinstance(error, httpx.ConnectError):
-            return (f"could not be reached ({error}): is the server running? Start Ollama with `ollama serve`, "
-                    "or check base_url")
+            return (
+                f"could not be reached ({error}): is the server running? Start Ollama with `ollama serve`, "
+                "or check base_url"
+            )
         return f"failed: {type(error).__name__}: {error}"
 
     def _status_problem(self, response: httpx.Response, request: LLMRequest) -> str:

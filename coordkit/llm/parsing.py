@@ -8,6 +8,7 @@ import re
 class ReplyParseError(ValueError):
     """An LLM reply that does not have the form the prompt asked for: the decision falls back to the rules."""
 
+
 _NUMBER = r"[-+]?\d+(?:[.,]\d+)?"
 
 

@@ -13,7 +13,7 @@ import json
 import os
 import threading
 from collections import defaultdict, deque
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest
@@ -70,7 +70,7 @@ class RecordingClient(LLMClient):
             "kind": "header",
             "format": FORMAT,
             "model": inner.default_model,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "command": command,
             "note": note,
         }
@@ -167,8 +167,12 @@ class ReplayClient(LLMClient):
         """Every recorded request, in recorded order."""
         return [
             LLMRequest(
-                system=r["system"], messages=tuple(map(tuple, r["messages"])), temperature=r["temperature"],
-                max_tokens=r["max_tokens"], model=r["model"], purpose=r["purpose"],
+                system=r["system"],
+                messages=tuple(map(tuple, r["messages"])),
+                temperature=r["temperature"],
+                max_tokens=r["max_tokens"],
+                model=r["model"],
+                purpose=r["purpose"],
             )
             for r in (call["request"] for call in self.calls)
         ]
@@ -178,7 +182,9 @@ class ReplayClient(LLMClient):
         if not self.calls:
             return f"{self.path.name} holds no calls; record the run again"
         text = _as_text(wanted)
-        closest = max(self.calls, key=lambda call: difflib.SequenceMatcher(None, text, _as_text(call["request"])).ratio())
+        closest = max(
+            self.calls, key=lambda call: difflib.SequenceMatcher(None, text, _as_text(call["request"])).ratio()
+        )
         recorded = closest["request"]
         changes = [
             f"{name}: recorded {recorded[name]!r}, asked {wanted[name]!r}"
@@ -187,14 +193,17 @@ class ReplayClient(LLMClient):
         ]
         diff = [
             line
-            for line in difflib.unified_diff(_as_text(recorded).splitlines(), text.splitlines(), "recorded", "asked", n=0, lineterm="")
+            for line in difflib.unified_diff(
+                _as_text(recorded).splitlines(), text.splitlines(), "recorded", "asked", n=0, lineterm=""
+            )
             if not line.startswith(("---", "+++", "@@"))
         ]
         changes += diff[:8] + (["..."] if len(diff) > 8 else [])
         return (
             f"no recorded reply in {self.path.name} for this {wanted['purpose'] or 'request'}. The closest recorded "
-            f"prompt ({recorded['purpose'] or 'no purpose'}) differs in:\n  " + "\n  ".join(changes) +
-            "\nThe prompt or the run changed since it was recorded: record it again with `coordkit record`."
+            f"prompt ({recorded['purpose'] or 'no purpose'}) differs in:\n  "
+            + "\n  ".join(changes)
+            + "\nThe prompt or the run changed since it was recorded: record it again with `coordkit record`."
         )
 
 
@@ -206,4 +215,3 @@ def recording_age(path: Path | str) -> str:
     """When and with which model a recording was made, for a notebook's one-line notice."""
     header = json.loads(Path(path).read_text().splitlines()[0])
     return f"{header['model']}, recorded {header['created'][:10]}"
-

@@ -86,17 +86,23 @@ def open_llm(
     ledger = Ledger()
     if mode == "live" or (mode is None and has_key()):
         if not has_key():
-            return LLMSession("off", None, ledger, f"Live mode needs {KEY_VARIABLE}; it is not set, so the LLM run is skipped.")
+            return LLMSession(
+                "off", None, ledger, f"Live mode needs {KEY_VARIABLE}; it is not set, so the LLM run is skipped."
+            )
         client: LLMClient = AnthropicClient(model)
         if record_to is not None:
             client = RecordingClient(client, record_to, command=f"open_llm({str(recording)!r})")
-        notice = (f"Live: {client.default_model} through the Anthropic API, budget ${budget_usd:.2f}. "
-                  "Replies vary from run to run.")
+        notice = (
+            f"Live: {client.default_model} through the Anthropic API, budget ${budget_usd:.2f}. "
+            "Replies vary from run to run."
+        )
         return LLMSession("live", MeteredClient(client, ledger, budget_usd), ledger, notice)
     if mode in (None, "replay") and path.exists():
         notice = f"Replaying {path.name} ({recording_age(path)}): offline, free, the same every time."
         return LLMSession("replay", MeteredClient(ReplayClient(path), ledger), ledger, notice)
     return LLMSession(
-        "off", None, ledger,
+        "off",
+        None,
+        ledger,
         f"No {KEY_VARIABLE} and no recording {path.name}: the LLM run is skipped (everything above stands without it).",
     )

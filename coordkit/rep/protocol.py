@@ -191,16 +191,23 @@ class REPAgent(Protocol):
 class REPClient:
     """One agent's end of the protocol, with the paper's loop (§3.3)::
 
-        neighbour_msg, neighbour_sensitivity = client.receive()
-        client.sync(neighbour_sensitivity)
-        decision, sensitivity = client.decide()
-        client.send(decision=decision, sensitivity=sensitivity)
+    neighbour_msg, neighbour_sensitivity = client.receive()
+    client.sync(neighbour_sensitivity)
+    decision, sensitivity = client.decide()
+    client.send(decision=decision, sensitivity=sensitivity)
     """
 
     protocol = "rep"
 
-    def __init__(self, agent: REPAgent, agent_id: Hashable, neighbours: Iterable[Hashable], transport: Transport,
-                 updater: Updater, consensus):
+    def __init__(
+        self,
+        agent: REPAgent,
+        agent_id: Hashable,
+        neighbours: Iterable[Hashable],
+        transport: Transport,
+        updater: Updater,
+        consensus,
+    ):
         transport.register(agent_id, neighbours)
         self.agent = agent
         self.agent_id = agent_id
@@ -264,8 +271,9 @@ class A2AClient:
 
     protocol = "a2a"
 
-    def __init__(self, agent: A2AAgent, agent_id: Hashable, neighbours: Iterable[Hashable], transport: Transport,
-                 consensus):
+    def __init__(
+        self, agent: A2AAgent, agent_id: Hashable, neighbours: Iterable[Hashable], transport: Transport, consensus
+    ):
         transport.register(agent_id, neighbours)
         self.agent = agent
         self.agent_id = agent_id
@@ -341,7 +349,11 @@ def configure_a2a(
 ) -> A2AClient:
     """Wrap ``agent`` in the A2A baseline client: the same transport and consensus choices as :func:`configure`."""
     return A2AClient(
-        agent, agent_id, neighbours, _resolve("transport", transport, TRANSPORTS), _resolve("consensus", consensus, CONSENSUS)
+        agent,
+        agent_id,
+        neighbours,
+        _resolve("transport", transport, TRANSPORTS),
+        _resolve("consensus", consensus, CONSENSUS),
     )
 
 

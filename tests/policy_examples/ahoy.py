@@ -13,8 +13,11 @@ from coordkit.policies import Policy
 
 from . import PolicyExample
 
-PARAMS = {"Purchase": {}, "Logistics": {"protocols": "logistics"},
-          "FlexiblePurchase": {"protocols": "flexible_purchase", "delivery": "urgent"}}
+PARAMS = {
+    "Purchase": {},
+    "Logistics": {"protocols": "logistics"},
+    "FlexiblePurchase": {"protocols": "flexible_purchase", "delivery": "urgent"},
+}
 
 
 class Captured(Exception):
@@ -80,18 +83,30 @@ def customer_turns():
     return turns("FlexibleCustomer", **PARAMS["FlexiblePurchase"])
 
 
-COUNTERPARTS = [(protocol_name, role) for protocol_name, cast in SYSTEMS.items() for role, name in cast.items()
-                if name != "ahoy"]
+COUNTERPARTS = [
+    (protocol_name, role) for protocol_name, cast in SYSTEMS.items() for role, name in cast.items() if name != "ahoy"
+]
 
 EXAMPLES = [
     PolicyExample("ahoy_buyer", lambda rng, client: Buyer(goal("Purchase")), buyer_turns),
     PolicyExample("ahoy_merchant", lambda rng, client: Merchant(goal("Logistics")), merchant_turns),
-    PolicyExample("ahoy_flexible_customer", lambda rng, client: FlexibleCustomer(goal("FlexiblePurchase")),
-                  customer_turns),
-    *(PolicyExample(f"ahoy_{role.lower()}", lambda rng, client, p=p, r=role: Counterpart(p, r),
-                    lambda p=p, r=role: turns(r, **PARAMS[p])) for p, role in COUNTERPARTS),
+    PolicyExample(
+        "ahoy_flexible_customer", lambda rng, client: FlexibleCustomer(goal("FlexiblePurchase")), customer_turns
+    ),
+    *(
+        PolicyExample(
+            f"ahoy_{role.lower()}",
+            lambda rng, client, p=p, r=role: Counterpart(p, r),
+            lambda p=p, r=role: turns(r, **PARAMS[p]),
+        )
+        for p, role in COUNTERPARTS
+    ),
     PolicyExample("ahoy_llm_buyer", llm_policy("Purchase", Buyer), buyer_turns, reply=stand_in.reply),
     PolicyExample("ahoy_llm_merchant", llm_policy("Logistics", Merchant), merchant_turns, reply=stand_in.reply),
-    PolicyExample("ahoy_llm_flexible_customer", llm_policy("FlexiblePurchase", FlexibleCustomer), customer_turns,
-                  reply=stand_in.reply),
+    PolicyExample(
+        "ahoy_llm_flexible_customer",
+        llm_policy("FlexiblePurchase", FlexibleCustomer),
+        customer_turns,
+        reply=stand_in.reply,
+    ),
 ]

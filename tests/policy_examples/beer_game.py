@@ -30,8 +30,10 @@ def synthesis_requests():
     game = BeerGame(protocol="rep_textual", rng=0).run()
     texts = game.frame().query("round > 0").groupby("round")["message"].apply(list)
     theta = {"target_inventory": 17.0, "order_adjustment": 0.26}
-    return [SynthesisRequest(theta, own, (("a", left), ("b", right))) for own, left, right in
-            (messages[1:4] for messages in texts)]
+    return [
+        SynthesisRequest(theta, own, (("a", left), ("b", right)))
+        for own, left, right in (messages[1:4] for messages in texts)
+    ]
 
 
 EXAMPLES = [
@@ -39,10 +41,19 @@ EXAMPLES = [
     PolicyExample("base_stock", lambda rng, client: BaseStock(), views),
     PolicyExample("rep_ordering", lambda rng, client: REPOrdering(AnchorAndAdjust()), situations),
     PolicyExample("rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),
-    PolicyExample("llm_a2a_player", lambda rng, client: a2a_policy(client, AnchorAndAdjust(), RULES), views,
-                  reply=stand_in.reply),
-    PolicyExample("llm_rep_player", lambda rng, client: rep_policy(client, REPOrdering(AnchorAndAdjust()), RULES),
-                  situations, reply=stand_in.reply),
-    PolicyExample("llm_synthesis", lambda rng, client: synthesis_policy(client, RuleSynthesis()), synthesis_requests,
-                  reply=stand_in.reply),
+    PolicyExample(
+        "llm_a2a_player", lambda rng, client: a2a_policy(client, AnchorAndAdjust(), RULES), views, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "llm_rep_player",
+        lambda rng, client: rep_policy(client, REPOrdering(AnchorAndAdjust()), RULES),
+        situations,
+        reply=stand_in.reply,
+    ),
+    PolicyExample(
+        "llm_synthesis",
+        lambda rng, client: synthesis_policy(client, RuleSynthesis()),
+        synthesis_requests,
+        reply=stand_in.reply,
+    ),
 ]

@@ -28,6 +28,10 @@ EXAMPLES = [
     PolicyExample("always_defect", lambda rng, client: Always(D), observations),
     PolicyExample("simplified", lambda rng, client: SimplifiedModel(0.7, 0.2, rng), observations),
     PolicyExample("persona", lambda rng, client: Persona(0, 0, 0).rule(rng), observations),
-    PolicyExample("llm_player", lambda rng, client: llm_policy(client, Persona().rule(rng), Persona(), Payoffs(),
-                                                               Timing(3.0, 3.0)), observations, reply=stand_in.reply),
+    PolicyExample(
+        "llm_player",
+        lambda rng, client: llm_policy(client, Persona().rule(rng), Persona(), Payoffs(), Timing(3.0, 3.0)),
+        observations,
+        reply=stand_in.reply,
+    ),
 ]

@@ -37,8 +37,11 @@ def compare_with_paper(rounds: pd.DataFrame) -> pd.DataFrame:
         ("total cost, base-stock", "(not reported)", _dollars(cost["base_stock"])),
         ("REP cost reduction vs A2A", paper.text("cost_reduction", "rep_textual"), f"{reduction:.1f}%"),
         ("textual vs numerical", paper.text("textual_gain", "rep_textual") + " lower", f"{textual_gain:.1f}% lower"),
-        ("rounds to stabilise, REP", paper.text("rounds_to_stabilise", "rep_textual"),
-         _settling(settle["rep_textual"])),
+        (
+            "rounds to stabilise, REP",
+            paper.text("rounds_to_stabilise", "rep_textual"),
+            _settling(settle["rep_textual"]),
+        ),
         ("rounds to stabilise, A2A", paper.text("rounds_to_stabilise", "a2a"), _settling(settle["a2a"])),
     ]
     return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
@@ -55,13 +58,20 @@ def _settling(rounds: pd.Series) -> str:
     return text + (f" ({never} of {len(rounds)} games never settle)" if never else "")
 
 
-@figure("rep-beer-fig1", "REP §5 Fig. 1: Beer Game orders by stage under A2A vs REP, and total cost by protocol",
-        chart=charts.figure1, compare=compare_with_paper, default_seeds=5, llm_agents=True,
-        stand_in=stand_in.reply)
+@figure(
+    "rep-beer-fig1",
+    "REP §5 Fig. 1: Beer Game orders by stage under A2A vs REP, and total cost by protocol",
+    chart=charts.figure1,
+    compare=compare_with_paper,
+    default_seeds=5,
+    llm_agents=True,
+    stand_in=stand_in.reply,
+)
 def figure1(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Figure 1: every protocol over ``seeds`` default games, one row per protocol, seed, round and stage.
 
     With ``llm``, the players are LLM players (A2A and REP call 1, REP textual call 2; see :class:`BeerGame`).
     """
-    return sweep(game_rounds, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed={"llm": llm},
-                 progress=False)
+    return sweep(
+        game_rounds, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed={"llm": llm}, progress=False
+    )

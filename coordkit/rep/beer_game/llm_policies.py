@@ -85,16 +85,20 @@ class GameRules:
     backlog_cost: float
 
     def system(self, view: StageView) -> str:
-        return SYSTEM.format(
-            stage=view.stage, supplier=view.supplier, customer=view.customer, **self.__dict__
-        )
+        return SYSTEM.format(stage=view.stage, supplier=view.supplier, customer=view.customer, **self.__dict__)
 
 
 def position(view: StageView, rules: GameRules) -> str:
     history = ", ".join(f"{d:.0f}" for d in view.demand_history) or "none yet"
     return POSITION.format(
-        round=view.round, rounds=rules.rounds, incoming=view.incoming_order, inventory=view.inventory,
-        backlog=view.backlog, supply_line=view.supply_line, lead_time=view.lead_time, history=history,
+        round=view.round,
+        rounds=rules.rounds,
+        incoming=view.incoming_order,
+        inventory=view.inventory,
+        backlog=view.backlog,
+        supply_line=view.supply_line,
+        lead_time=view.lead_time,
+        history=history,
     )
 
 
@@ -143,7 +147,9 @@ def a2a_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPoli
     return LLMPolicy(client, lambda v: a2a_request(v, rules), parse, fallback, name="llm_a2a_player")
 
 
-SYNTHESIS_SYSTEM = "You are a supply-chain coordination agent in the Beer Game. You update shared coordination variables."
+SYNTHESIS_SYSTEM = (
+    "You are a supply-chain coordination agent in the Beer Game. You update shared coordination variables."
+)
 
 SYNTHESIS_PROMPT = """SENSITIVITY AGGREGATION FOR LOCAL VARIABLE UPDATE:
 
@@ -170,8 +176,7 @@ def synthesis_request(request: SynthesisRequest) -> LLMRequest:
         target=request.theta[TARGET],
         adjustment=request.theta[ADJUSTMENT],
     )
-    return LLMRequest.user(SYNTHESIS_SYSTEM, prompt, temperature=0.1, max_tokens=300,
-                            purpose="rep.beer_game.aggregate")
+    return LLMRequest.user(SYNTHESIS_SYSTEM, prompt, temperature=0.1, max_tokens=300, purpose="rep.beer_game.aggregate")
 
 
 def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:

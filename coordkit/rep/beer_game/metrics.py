@@ -11,7 +11,11 @@ def total_cost(rounds: pd.DataFrame) -> float:
 
 def stage_costs(rounds: pd.DataFrame) -> pd.Series:
     """Cost per stage, in chain order."""
-    return rounds.groupby("position", sort=True).agg(stage=("stage", "first"), cost=("cost", "sum")).set_index("stage")["cost"]
+    return (
+        rounds.groupby("position", sort=True)
+        .agg(stage=("stage", "first"), cost=("cost", "sum"))
+        .set_index("stage")["cost"]
+    )
 
 
 def bullwhip_ratio(rounds: pd.DataFrame) -> float:

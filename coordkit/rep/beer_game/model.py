@@ -24,21 +24,30 @@ from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust,
 from coordkit.rep.protocol import InProcessTransport, Message, configure, configure_a2a, run_consensus
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
-PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual", "base_stock": "base-stock"}
+PROTOCOL_NAMES = {
+    "a2a": "A2A",
+    "rep_numerical": "REP numerical",
+    "rep_textual": "REP textual",
+    "base_stock": "base-stock",
+}
 STAGE_NAMES = ("retailer", "wholesaler", "distributor", "factory")
 THETA_BOUNDS = {TARGET: (0.0, 60.0), ADJUSTMENT: (0.02, 1.0)}
 
 
 def _step_within_horizon(p: dict) -> None:
     if p["step_round"] > p["rounds"]:
-        raise ParameterError(f"step_round={p['step_round']} is after the last round (rounds={p['rounds']}): "
-                             "use a step round within the horizon, or raise rounds")
+        raise ParameterError(
+            f"step_round={p['step_round']} is after the last round (rounds={p['rounds']}): "
+            "use a step round within the horizon, or raise rounds"
+        )
 
 
 def _demand_never_negative(p: dict) -> None:
     if p["base_demand"] + p["step_size"] < 0:
-        raise ParameterError(f"step_size={p['step_size']} would make customer demand negative "
-                             f"(base_demand={p['base_demand']}): use a step_size of at least {-p['base_demand']}")
+        raise ParameterError(
+            f"step_size={p['step_size']} would make customer demand negative "
+            f"(base_demand={p['base_demand']}): use a step_size of at least {-p['base_demand']}"
+        )
 
 
 class BeerGame(Model):
@@ -53,39 +62,104 @@ class BeerGame(Model):
     """
 
     parameters = Parameters(
-        Choice("protocol", "rep_textual", PROTOCOLS, labels=PROTOCOL_NAMES,
-               doc="how players coordinate: A2A (decisions and reasoning), REP with the numerical or the textual "
-                   "updater, or base-stock (the rational reference, no messages)"),
+        Choice(
+            "protocol",
+            "rep_textual",
+            PROTOCOLS,
+            labels=PROTOCOL_NAMES,
+            doc="how players coordinate: A2A (decisions and reasoning), REP with the numerical or the textual "
+            "updater, or base-stock (the rational reference, no messages)",
+        ),
         Integer("stages", 4, 2, 8, doc="chain length (the paper plays 4 to 8)"),
         Integer("rounds", 20, 1, 500, doc="horizon (the paper plays 20)", unit="rounds", slider=(4, 60)),
         Integer("base_demand", 4, 0, 1000, doc="customer demand before the step", unit="cases", slider=(0, 12)),
-        Integer("step_round", 4, 1, 500, doc="the round from which demand is stepped up", unit="round",
-                slider=(1, 20)),
-        Integer("step_size", 4, -1000, 1000, doc="the change of customer demand at the step", unit="cases",
-                slider=(-4, 12)),
-        Real("demand_noise", 0.0, 0, 100, doc="standard deviation of normal noise on customer demand (0: the "
-             "clean step)", unit="cases", step=0.5, slider=(0, 5)),
-        Integer("order_delay", 2, 1, 20, doc="rounds an order spends in the mail between two stages", unit="rounds",
-                slider=(1, 4)),
-        Integer("shipping_delay", 2, 1, 20, doc="rounds a shipment spends on the road between two stages",
-                unit="rounds", slider=(1, 4)),
-        Integer("production_request_delay", 1, 1, 20, doc="rounds the factory's order takes to reach the brewery",
-                unit="rounds", slider=(1, 4)),
-        Integer("production_delay", 2, 1, 20, doc="rounds the brewery takes to brew an order", unit="rounds",
-                slider=(1, 4)),
-        Integer("initial_inventory", 12, 0, 1000, doc="cases each stage holds at the start (pipelines start full "
-                "of base_demand)", unit="cases", slider=(0, 40)),
+        Integer("step_round", 4, 1, 500, doc="the round from which demand is stepped up", unit="round", slider=(1, 20)),
+        Integer(
+            "step_size", 4, -1000, 1000, doc="the change of customer demand at the step", unit="cases", slider=(-4, 12)
+        ),
+        Real(
+            "demand_noise",
+            0.0,
+            0,
+            100,
+            doc="standard deviation of normal noise on customer demand (0: the clean step)",
+            unit="cases",
+            step=0.5,
+            slider=(0, 5),
+        ),
+        Integer(
+            "order_delay",
+            2,
+            1,
+            20,
+            doc="rounds an order spends in the mail between two stages",
+            unit="rounds",
+            slider=(1, 4),
+        ),
+        Integer(
+            "shipping_delay",
+            2,
+            1,
+            20,
+            doc="rounds a shipment spends on the road between two stages",
+            unit="rounds",
+            slider=(1, 4),
+        ),
+        Integer(
+            "production_request_delay",
+            1,
+            1,
+            20,
+            doc="rounds the factory's order takes to reach the brewery",
+            unit="rounds",
+            slider=(1, 4),
+        ),
+        Integer(
+            "production_delay", 2, 1, 20, doc="rounds the brewery takes to brew an order", unit="rounds", slider=(1, 4)
+        ),
+        Integer(
+            "initial_inventory",
+            12,
+            0,
+            1000,
+            doc="cases each stage holds at the start (pipelines start full of base_demand)",
+            unit="cases",
+            slider=(0, 40),
+        ),
         Real("holding_cost", 0.5, 0, 100, doc="cost of a case in stock for a round", unit="$", slider=(0, 2)),
         Real("backlog_cost", 1.0, 0, 100, doc="cost of a case of backlog for a round", unit="$", slider=(0, 4)),
-        Real("player_spread", 0.2, 0, 1, high_open=True, doc="players' heuristic parameters are Sterman's means "
-             "times U(1 - spread, 1 + spread), drawn per stage (0: identical players)", slider=(0, 0.95)),
-        Choice("consensus", None, (None, "median_coordinate"), labels={None: "none", "median_coordinate": "median"},
-               doc="REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round"),
-        Instance("llm", None, LLMClient, optional="rule-based players, no calls",
-                 doc="the LLM client the A2A and REP players ask (call 1) and the textual updater synthesises with "
-                     "(call 2)"),
-        Integer("max_concurrency", aio.DEFAULT_CONCURRENCY, 1, 256, doc="with an LLM, the most calls of one round "
-                "in flight at once", unit="calls"),
+        Real(
+            "player_spread",
+            0.2,
+            0,
+            1,
+            high_open=True,
+            doc="players' heuristic parameters are Sterman's means "
+            "times U(1 - spread, 1 + spread), drawn per stage (0: identical players)",
+            slider=(0, 0.95),
+        ),
+        Choice(
+            "consensus",
+            None,
+            (None, "median_coordinate"),
+            labels={None: "none", "median_coordinate": "median"},
+            doc="REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round",
+        ),
+        Instance(
+            "llm",
+            None,
+            LLMClient,
+            optional="rule-based players, no calls",
+            doc="the LLM client the A2A and REP players ask (call 1) and the textual updater synthesises with (call 2)",
+        ),
+        Integer(
+            "max_concurrency",
+            aio.DEFAULT_CONCURRENCY,
+            1,
+            256,
+            doc="with an LLM, the most calls of one round in flight at once",
+            unit="calls",
+        ),
         relations=(_step_within_horizon, _demand_never_negative),
     )
 
@@ -93,8 +167,9 @@ class BeerGame(Model):
         super().__init__(rng=rng, **params)
         self.customer_demand = self.brewed = self.delivered = float(self.base_demand)  # the steady state
         self.transport = InProcessTransport()
-        self.rules = GameRules(self.stages, self.rounds, self.order_delay, self.shipping_delay, self.holding_cost,
-                               self.backlog_cost)
+        self.rules = GameRules(
+            self.stages, self.rounds, self.order_delay, self.shipping_delay, self.holding_cost, self.backlog_cost
+        )
         self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
 
         self.chain: list[Stage] = []
@@ -140,8 +215,12 @@ class BeerGame(Model):
 
     def _client(self, stage: Stage, neighbours: list[int]):
         """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
-        link = {"agent_id": stage.unique_id, "neighbours": neighbours, "transport": self.transport,
-                "consensus": self.consensus}
+        link = {
+            "agent_id": stage.unique_id,
+            "neighbours": neighbours,
+            "transport": self.transport,
+            "consensus": self.consensus,
+        }
         rule = sterman_player(self.rng, self.player_spread)
         if self.protocol in ("a2a", "base_stock"):
             if self.protocol == "base_stock":
@@ -211,8 +290,9 @@ class BeerGame(Model):
             client.receive()
         decision_round("sync", clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency)
         run_consensus(clients)
-        decisions = decision_round("decide", clients, concurrent=self.llm is not None,
-                                   max_concurrency=self.max_concurrency)
+        decisions = decision_round(
+            "decide", clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency
+        )
         for stage, client, (order, signal) in zip(self.chain, clients, decisions):
             client.send(order, signal)
             stage.place_order(order, signal if isinstance(signal, str) else signal.text)
@@ -240,8 +320,11 @@ class BeerGame(Model):
 
     def summary(self) -> dict:
         """Total cost, cost per stage, bullwhip ratio, rounds to stabilise (:mod:`.metrics`), and LLM use."""
-        return {**metrics.summary(self.frame(), self.step_round), "llm_calls": self.llm_calls,
-                "llm_fallbacks": self.llm_fallbacks}
+        return {
+            **metrics.summary(self.frame(), self.step_round),
+            "llm_calls": self.llm_calls,
+            "llm_fallbacks": self.llm_fallbacks,
+        }
 
 
 def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:

@@ -251,8 +251,9 @@ class RuleSynthesis(Policy):
         supply, natural = _SUPPLY.search(request.own_text), _NATURAL.search(request.own_text)
         if supply and natural:
             fill = float(supply[1]) / max(float(supply[2]), 1.0)
-            spike = any(m[1].lower() == "temporary" for _, text in request.neighbour_texts
-                        for m in _TREND.finditer(text))
+            spike = any(
+                m[1].lower() == "temporary" for _, text in request.neighbour_texts for m in _TREND.finditer(text)
+            )
             damping = self.damping if spike else 1.0
             theta[ADJUSTMENT] = float(natural[1]) / 100 * min(1.0, 1 / max(fill, 1e-9)) * damping
         return theta

@@ -10,8 +10,8 @@ exists so that the recording, replay and ledger machinery can be shown end to en
 import json
 
 from coordkit.llm import LLMRequest
-from coordkit.llm.parsing import labelled_number
-from coordkit.llm.parsing import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError, labelled_number
+
 
 def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]
