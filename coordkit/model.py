@@ -3,19 +3,18 @@
 A model is a Mesa model whose parameters are declared once, as plain data (:mod:`coordkit.parameters`)::
 
     class BeerGame(Model):
-        \"\"\"A supply chain of ``stages`` players facing a step in customer demand.\"\"\"
-
-        parameters = Parameters(Integer("stages", 4, 2, 8, doc="chain length", unit="stages"), ...)
+        parameters = Parameters(Integer("stages", 4, 2, 8, doc="chain length"), ...)
 
         def __init__(self, *, rng=None, **params):
-            super().__init__(rng=rng, **params)   # checks every value; self.stages is now set
+            super().__init__(rng=rng, **params)  # checks every value; self.stages is now set
             ...
 
 From the declaration the class gets its signature (``BeerGame(*, stages=4, ..., rng=None)``, so ``help`` and
 Mesa's ``batch_run`` see ordinary keyword parameters), a docstring section listing the parameters, and a place in
-:func:`models`. Every model then offers the same calls: ``run()`` plays it out and returns it, ``frame()`` is the
-tidy per-step DataFrame (its first column counts Mesa's ``steps``; row 0 is the initial state) and ``summary()`` is
-one row of headline numbers.
+:func:`models`. Every model then offers the same calls: ``run()`` plays it out and returns it; ``frame()`` is the
+tidy per-step DataFrame (its first column counts Mesa's ``steps``; row 0 is the initial state); ``summary()`` is
+one row of headline numbers; ``policies()`` lists the policies its agents decide with, so that its LLM calls and
+fallbacks are counted (``llm_calls``, ``llm_fallbacks``, ``fallback_reasons``).
 """
 
 import re
