@@ -49,8 +49,11 @@ def mean_sd(values: ArrayLike) -> MeanSD:
 
 
 def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
-    """Student-t confidence interval for the mean of ``values`` (a point when they do not vary)."""
-    sample = _sample(values, "values", min_n=2)
+    """Student-t confidence interval for the mean of ``values`` (a point when they do not vary); like the sd of
+    :func:`mean_sd`, it is NaN for a single value, which says nothing about the spread."""
+    sample = _sample(values, "values", min_n=1)
+    if sample.size == 1:
+        return Interval(low=float("nan"), high=float("nan"))
     mean, sem = float(np.mean(sample)), float(stats.sem(sample))
     if sem == 0:
         return Interval(low=mean, high=mean)

@@ -259,3 +259,12 @@ def test_mean_interval_is_the_student_t_interval_and_a_point_for_constant_data()
     half_width = 3.1824463 * (1.2909944 / 2)  # t(0.975, 3) · s/√n
     assert interval.low == pytest.approx(2.5 - half_width) and interval.high == pytest.approx(2.5 + half_width)
     assert mean_interval([0.5, 0.5]) == Interval(0.5, 0.5)
+
+
+def test_one_value_has_no_interval_and_no_value_is_an_error():
+    from coordkit.stats import mean_interval
+
+    one = mean_interval([3.0])
+    assert math.isnan(one.low) and math.isnan(one.high)
+    with pytest.raises(ValueError, match="at least 1 value"):
+        mean_interval([])

@@ -1,8 +1,6 @@
 """What the paper measures in a trial (§4.1): the shares of mutual cooperation, mutual defection and exploitation
 over the last 20 s, and the players' payoffs; and their means over trials, with 95% intervals."""
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -63,7 +61,6 @@ def summarise(frame: pd.DataFrame, by: list[str], measures=OUTCOMES) -> pd.DataF
     rows = []
     for keys, group in frame.groupby(by, sort=True):
         for measure in measures:
-            values = group[measure]
-            interval = stats.mean_interval(values) if len(values) > 1 else stats.Interval(math.nan, math.nan)
-            rows.append((*keys, measure, values.mean(), interval.low, interval.high, len(group)))
+            interval = stats.mean_interval(group[measure])
+            rows.append((*keys, measure, group[measure].mean(), interval.low, interval.high, len(group)))
     return pd.DataFrame(rows, columns=[*by, "measure", "mean", "low", "high", "trials"])
