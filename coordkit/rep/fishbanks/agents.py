@@ -1,0 +1,134 @@
+"""A Fishbanks company as a Mesa agent, and the two adapters that let REP or A2A wrap its deployment rule."""
+
+import mesa
+
+from coordkit.policies import Policy
+from coordkit.rep.fishbanks.policies import CompetitiveFleet, FleetView, REPFleet, REPSituation
+from coordkit.rep.protocol import Message, Sensitivity, Theta
+
+
+class Company(mesa.Agent):
+    """One fishing company: its profile and risk tolerance r, its books for the last season (boats, catch,
+    revenue, cost, profit) and in total, and its estimate of the fish density.
+
+    The estimate is what its catch per boat says (the inverse of the catch-effect table) plus N(0,
+    ``observation_noise``) noise from the model's generator, clipped to [0, 1]: each company reads the shared
+    stock a little differently (REP Appendix B.1's "distributed sensor network").
+    """
+
+    def __init__(self, model, name: str, profile: str, risk_tolerance: float, boats: int):
+        super().__init__(model)
+        self.name = name
+        self.profile = profile
+        self.risk_tolerance = risk_tolerance
+        self.boats = boats
+        self.catch = self.revenue = self.cost = self.profit = self.cumulative_profit = 0.0
+        self.catch_per_boat = self.profit_per_boat = self.density_estimate = 0.0
+        self.message = ""
+        self.client = None  # a REPClient or A2AClient, set by the model
+
+    def observe(self, catch_per_boat: float, noise: float) -> None:
+        """Read the stock from a season's catch per boat (before the first season: the survey at the initial
+        stock)."""
+        fishery = self.model.fishery
+        self.catch_per_boat = catch_per_boat
+        self.profit_per_boat = fishery.profit_per_boat(catch_per_boat)
+        self.density_estimate = min(1.0, max(0.0, fishery.density_from_catch(catch_per_boat) + noise))
+
+    def land(self, catch: float) -> None:
+        """This season's books: the catch sold at the fish price, every deployed boat paid for."""
+        fishery = self.model.fishery
+        self.catch = catch
+        self.revenue = catch * fishery.fish_price
+        self.cost = self.boats * fishery.boat_cost
+        self.profit = self.revenue - self.cost
+        self.cumulative_profit += self.profit
+
+    def view(self, neighbour_messages: list[Message] = ()) -> FleetView:
+        """What this company knows when it deploys, its neighbours' last messages included."""
+        model = self.model
+        neighbours = [(model.name_of(m.sender), m.decision, _words(m)) for m in neighbour_messages]
+        return FleetView(
+            company=self.name,
+            profile=self.profile,
+            season=max(model.steps, 1),
+            seasons=model.seasons,
+            companies=model.companies,
+            max_boats=model.max_boats,
+            fishery=model.fishery,
+            risk_tolerance=self.risk_tolerance,
+            boats=self.boats,
+            catch_per_boat=self.catch_per_boat,
+            profit_per_boat=self.profit_per_boat,
+            density_estimate=self.density_estimate,
+            industry_catch=model.total_catch if model.steps > 1 else None,
+            neighbour_boats=tuple((name, boats) for name, boats, _ in neighbours),
+            neighbour_notes=tuple(f'{name}: {boats} boats - "{words}"' for name, boats, words in neighbours),
+        )
+
+    def deploy(self, boats: int, message: str) -> None:
+        self.boats = boats
+        self.message = message
+
+
+def _words(message: Message) -> str:
+    return message.sensitivity.text if message.sensitivity is not None else message.reasoning
+
+
+class A2ACompany:
+    """The A2A baseline's company: deploys and explains in words, with no shared variables (REP paper §4, §6).
+
+    ``policy`` decides from the company's view: by default :class:`CompetitiveFleet`, or an LLM policy
+    (:mod:`~coordkit.rep.fishbanks.llm_policies`) falling back to it.
+    """
+
+    def __init__(self, company: Company, rule: CompetitiveFleet, policy: Policy | None = None):
+        self.company = company
+        self.rule = rule
+        self.policy = policy or rule
+
+    def private_state(self) -> Theta:
+        return {}
+
+    def decide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
+        return self.policy.decide(self.company.view(neighbour_messages))
+
+    async def decide_async(self, neighbour_messages: list[Message]) -> tuple[int, str]:
+        return await self.policy.decide_async(self.company.view(neighbour_messages))
+
+
+class REPCompany:
+    """The REP company: deploys with its coordination variables θ and sends a sensitivity (REP paper §6).
+
+    ``policy`` decides from a :class:`REPSituation`: by default :class:`REPFleet`, or an LLM policy falling back
+    to it. The adapter remembers the hold each neighbour stated, so that next season it can check who kept it.
+    """
+
+    def __init__(self, company: Company, rule: REPFleet, policy: Policy | None = None):
+        self.company = company
+        self.rule = rule
+        self.policy = policy or rule
+        self._stated_holds: dict = {}
+
+    def initial_theta(self) -> Theta:
+        return self.rule.initial_theta(self.company.view())
+
+    def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
+        return self.policy.decide(self._observe(theta, neighbour_messages))
+
+    async def decide_async(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
+        return await self.policy.decide_async(self._observe(theta, neighbour_messages))
+
+    def _observe(self, theta: Theta, neighbour_messages: list[Message]) -> REPSituation:
+        name_of = self.company.model.name_of
+        promises = tuple(
+            (name_of(m.sender), m.decision, self._stated_holds[m.sender])
+            for m in neighbour_messages
+            if m.sender in self._stated_holds
+        )
+        self._stated_holds = {
+            m.sender: int(m.sensitivity.values["hold"])
+            for m in neighbour_messages
+            if m.sensitivity is not None and "hold" in m.sensitivity.values
+        }
+        return REPSituation(self.company.view(neighbour_messages), theta, promises)

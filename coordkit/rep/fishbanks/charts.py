@@ -1,0 +1,84 @@
+"""Fishbanks charts: the stock by season per protocol, the paper's Figure 2 beside the kit's, and one game."""
+
+import altair as alt
+import pandas as pd
+
+from coordkit import viz
+from coordkit.papers import numbers
+from coordkit.rep.fishbanks import metrics
+from coordkit.rep.fishbanks.model import PROTOCOL_NAMES, Fishbanks
+
+THRESHOLD = Fishbanks.parameters["viability_threshold"].default
+CAPACITY = Fishbanks.parameters["capacity"].default
+ORDER = list(PROTOCOL_NAMES.values())
+
+
+def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str) -> alt.LayerChart:
+    """One line per protocol over seasons, the mean over seeds with a ± sd band (``seasons`` from
+    :func:`.metrics.per_season`)."""
+    table = seasons.groupby(["protocol", "season"], sort=False)[value].agg(["mean", "std"]).reset_index()
+    table["protocol"] = table["protocol"].map(PROTOCOL_NAMES)
+    spread = table["std"].fillna(0.0)  # one seed: no band
+    table["low"], table["high"] = table["mean"] - spread, table["mean"] + spread
+    colour = alt.Color("protocol:N", sort=ORDER, title=None)
+    line = viz.lines(table, "season", "mean", color="protocol", title=title, y_title=y_title).encode(color=colour)
+    band = alt.Chart(table).mark_area(opacity=0.18).encode(x="season:Q", y="low:Q", y2="high:Q", color=colour)
+    return alt.layer(line, band).properties(width=400, height=220)  # the line first: the legend shows lines
+
+
+def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
+    """A dashed horizontal rule at the viability threshold (Fig. 2B)."""
+    rule = pd.DataFrame({"threshold": [threshold]})
+    return alt.Chart(rule).mark_rule(strokeDash=[6, 4], color="#c0392b").encode(y="threshold:Q")
+
+
+def outcomes(games: pd.DataFrame, source: str = "kit (rules)") -> alt.FacetChart:
+    """Fig. 2C: REP textual's gains over A2A and A2A's profit margin, the paper's beside the kit's (in %)."""
+    paper = numbers("rep-fishbanks-fig2")
+    gain = metrics.gains(games)
+    margin = 100 * games.loc[games["protocol"] == "a2a", "profit_margin"].mean()
+    rows = [
+        ("sustainability gain (%)", paper.value("sustainability_gain", "rep"), gain["sustainability"]),
+        ("health gain (%)", paper.value("health_gain", "rep"), gain["health"]),
+        ("coordination gain (%)", paper.value("coordination_gain", "rep"), gain["coordination"]),
+        ("A2A profit margin (%)", paper.value("profit_margin", "a2a"), margin),
+    ]
+    table = pd.DataFrame(
+        [(metric, who, value) for metric, ours, kit in rows for who, value in (("paper (LLM)", ours), (source, kit))],
+        columns=["metric", "source", "value"],
+    ).dropna()
+    return viz.paper_vs_kit(table, "metric", "value", title="(C) REP textual vs A2A: the paper's and the kit's")
+
+
+def figure2(data: pd.DataFrame) -> alt.VConcatChart:
+    """The paper's Figure 2, redrawn from :func:`~coordkit.rep.fishbanks.experiments.figure2`'s rows: (A) the fish
+    population, (B) the sustainability index with the viability threshold, (C) the normalised outcomes."""
+    seasons = metrics.per_season(data)
+    population = by_season(seasons, "population", "(A) Fish population (mean ± sd)", "fish")
+    index = by_season(seasons, "sustainability_index", "(B) Sustainability index (dashed: threshold)", "index")
+    source = "kit (LLM)" if "llm_calls" in data.columns else "kit (rules)"
+    top = alt.hconcat(population, index + threshold_rule())
+    return alt.vconcat(top, outcomes(metrics.per_game(data), source)).resolve_scale(color="independent")
+
+
+def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
+    """One game at a glance (the notebook panel's chart): the stock with its headline, and boats by company."""
+    frame, capacity, threshold = (
+        (game.frame(), game.capacity, game.viability_threshold)
+        if isinstance(game, Fishbanks)
+        else (game, CAPACITY, THRESHOLD)
+    )
+    seasons = metrics.per_season(frame, capacity, threshold)
+    result = metrics.summary(frame, capacity, threshold)
+    played = len(seasons) - 1
+    headline = (
+        f"Fish stock — final {result['final_population']:,.0f} fish, index {result['final_sustainability_index']:.2f}, "
+        f"{result['seasons_above_threshold']} of {played} seasons above {threshold:g}, "
+        f"profit margin {result['profit_margin']:.0%}"
+    )
+    stock = viz.lines(seasons[["season", "population"]], "season", "population", title=headline, y_title="fish")
+    viable = threshold_rule(threshold * seasons["population"].iloc[0])
+    fleets = frame[["season", "company", "boats"]]
+    boats = viz.lines(fleets, "season", "boats", color="company", title="Boats by company", y_title="boats")
+    boats = boats.encode(color=alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None))
+    return alt.vconcat((stock + viable).properties(height=170), boats.properties(height=170))

@@ -1,0 +1,335 @@
+"""Fishbanks (Meadows; Sterman & King 2017) as a Mesa model, played by A2A or REP companies (REP paper §6).
+
+Twelve companies (5 to 12 in the paper) fish one shared stock for 8 seasons, fully connected: everyone hears
+everyone. Each season:
+
+1. the protocol round — receive last season's messages, aggregate them into θ (REP), the optional coordinate-wise
+   median consensus, decide how many boats to deploy (1 to 10), send;
+2. fishing at the start-of-season density, regeneration, and the books (:mod:`.ecology`);
+3. each company reads the stock again from its catch per boat (with noise).
+"""
+
+import mesa
+import numpy as np
+import pandas as pd
+
+from coordkit.llm import LLMClient, aio
+from coordkit.model import Model
+from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round
+from coordkit.rep.fishbanks import metrics
+from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
+from coordkit.rep.fishbanks.ecology import Fishery
+from coordkit.rep.fishbanks.llm_policies import a2a_policy, rep_policy, synthesis_policy
+from coordkit.rep.fishbanks.policies import (
+    CONFIDENCE,
+    HEALTH,
+    QUOTA,
+    STRESS,
+    THETA_NAMES,
+    CompetitiveFleet,
+    REPFleet,
+    RuleSynthesis,
+)
+from coordkit.rep.protocol import InProcessTransport, configure, configure_a2a, run_consensus
+
+PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
+PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
+# the paper's three companies (Appendix A, B), then nine more; beyond twelve, "Company 13", ...
+COMPANY_NAMES = (
+    "GlobalMega_Corp",
+    "EcoSustainable_Fisheries",
+    "Traditional_Family_Fleet",
+    "Atlantic_Harvest_Co",
+    "Northern_Trawlers",
+    "BlueWave_Seafoods",
+    "Coastal_Cooperative",
+    "Harbor_Light_Fishing",
+    "DeepBlue_Industries",
+    "Island_Fishers_Union",
+    "Pacific_Catch",
+    "Seaside_Brothers",
+)
+PROFILES = (
+    "deep-sea industrial",
+    "sustainability-focused",
+    "traditional family",
+    "export-oriented",
+    "mid-size trawler",
+    "coastal cooperative",
+)
+THETA_BOUNDS = {QUOTA: (0.0, float("inf")), HEALTH: (0.0, 1.0), CONFIDENCE: (0.0, 1.0), STRESS: (0.0, 1.0)}
+
+
+def _stock_within_capacity(p: dict) -> None:
+    if p["initial_stock"] > p["capacity"]:
+        raise ParameterError(
+            f"initial_stock={p['initial_stock']} is above the capacity ({p['capacity']}): "
+            f"use an initial_stock of at most {p['capacity']}, or raise capacity"
+        )
+
+
+def initial_fleet(risk_tolerance: float, max_boats: int) -> int:
+    """2 + round(4·r) boats, at most ``max_boats``: the kit's choice (the paper gives no initial fleets)."""
+    return min(2 + int(4 * risk_tolerance + 0.5), max_boats)
+
+
+def company_name(index: int) -> str:
+    return COMPANY_NAMES[index] if index < len(COMPANY_NAMES) else f"Company {index + 1}"
+
+
+class Fishbanks(Model):
+    """``companies`` fishing companies share one fish stock for ``seasons`` seasons (REP paper §6, Figure 2).
+
+    Each company has a profile and a risk tolerance r ~ U(0, 1), and starts with 2 + round(4·r) boats (the kit's
+    choice: the paper gives no initial fleets). A2A companies escalate competitively (:class:`CompetitiveFleet`);
+    REP companies restrain as far as they trust the others to (:class:`REPFleet`) and update their coordination
+    variables θ = {quota_estimate, population_health, coordination_confidence, resource_stress} (Appendix A.2)
+    from the neighbours' sensitivities, numerically or textually.
+
+    With ``llm``, every company decides with the paper's call-1 prompt and the textual updater synthesises with
+    call 2; a reply that cannot be used falls back to the rules, counted in ``llm_fallbacks``. A run stopped by the
+    LLM budget raises :class:`~coordkit.llm.BudgetExceeded` from ``run()``.
+    """
+
+    parameters = Parameters(
+        Choice(
+            "protocol",
+            "rep_textual",
+            PROTOCOLS,
+            labels=PROTOCOL_NAMES,
+            doc="how companies coordinate: A2A (decisions and reasoning), or REP with the numerical or the textual "
+            "updater",
+        ),
+        Integer(
+            "companies", 12, 2, 50, doc="fishing companies (the paper plays 12 in §6; its §4 says 5-8)", slider=(5, 12)
+        ),
+        Integer("seasons", 8, 1, 100, doc="horizon (the paper plays 8)", unit="seasons", slider=(2, 20)),
+        Integer(
+            "initial_stock",
+            3000,
+            0,
+            1_000_000,
+            doc="fish at the start; the paper gives none: the kit's choice is three quarters of capacity",
+            unit="fish",
+            slider=(0, 4000),
+        ),
+        Integer(
+            "capacity",
+            4000,
+            100,
+            1_000_000,
+            doc="the most fish the ground holds (the classic game's 4,000)",
+            unit="fish",
+            slider=(1000, 8000),
+        ),
+        Real(
+            "regeneration",
+            1.0,
+            0,
+            5,
+            doc="multiplier of the classic regeneration table (1: Meadows' Fishbanks)",
+            step=0.1,
+            slider=(0, 2),
+        ),
+        Real(
+            "catch_per_boat",
+            25.0,
+            0,
+            1000,
+            low_open=True,
+            doc="fish a boat lands in a season at full catch effect (the classic game's 25)",
+            unit="fish",
+            step=1,
+            slider=(5, 50),
+        ),
+        Real(
+            "fish_price",
+            20.0,
+            0,
+            10_000,
+            doc="price of a fish (the classic game's $20)",
+            unit="$",
+            step=1,
+            slider=(0, 50),
+        ),
+        Real(
+            "boat_cost",
+            250.0,
+            0,
+            100_000,
+            doc="operating cost of a boat for a season (the classic game's deep-sea $250)",
+            unit="$",
+            step=10,
+            slider=(0, 600),
+        ),
+        Integer(
+            "max_boats", 10, 1, 100, doc="most boats a company deploys in a season (the paper: 1-10)", slider=(1, 20)
+        ),
+        Real(
+            "observation_noise",
+            0.05,
+            0,
+            0.5,
+            doc="standard deviation of each company's error in reading the fish density from its catch",
+            step=0.01,
+        ),
+        Real(
+            "viability_threshold",
+            0.35,
+            0,
+            1,
+            doc="the sustainability index below which the resource is not viable (the paper's 0.35, Fig. 2B)",
+            step=0.05,
+        ),
+        Choice(
+            "consensus",
+            "median_coordinate",
+            (None, "median_coordinate"),
+            labels={None: "none", "median_coordinate": "median"},
+            doc="REP §3.2's consensus: the coordinate-wise median of θ over all companies, each season (the paper's "
+            "setting for both protocols, Table 2)",
+        ),
+        Instance(
+            "llm",
+            None,
+            LLMClient,
+            optional="rule-based companies, no calls",
+            doc="the LLM client the companies ask (call 1) and the textual updater synthesises with (call 2)",
+        ),
+        Integer(
+            "max_concurrency",
+            aio.DEFAULT_CONCURRENCY,
+            1,
+            256,
+            doc="with an LLM, the most calls of one round in flight at once",
+            unit="calls",
+        ),
+        relations=(_stock_within_capacity,),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        self.fishery = Fishery(
+            float(self.capacity), self.regeneration, self.catch_per_boat, self.fish_price, self.boat_cost
+        )
+        self.stock = float(self.initial_stock)
+        self.regenerated = self.total_catch = 0.0
+        self.transport = InProcessTransport()
+        self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
+
+        tolerances = self.rng.uniform(size=self.companies)
+        self.industry = [
+            Company(self, company_name(i), PROFILES[i % len(PROFILES)], float(r), initial_fleet(r, self.max_boats))
+            for i, r in enumerate(tolerances)
+        ]
+        self._names = {company.unique_id: company.name for company in self.industry}
+        self._observe(self.fishery.catch_per_boat_at(self.fishery.density(self.stock)))
+        everyone = [company.unique_id for company in self.industry]
+        for company in self.industry:
+            company.client = self._client(company, [other for other in everyone if other != company.unique_id])
+
+        self.datacollector = mesa.DataCollector(
+            model_reporters={"stock": "stock", "regeneration": "regenerated", "total_catch": "total_catch"},
+            agent_reporters={
+                "company": "name",
+                "profile": "profile",
+                "boats": "boats",
+                "catch": "catch",
+                "revenue": "revenue",
+                "cost": "cost",
+                "profit": "profit",
+                "density_estimate": "density_estimate",
+                **{name: _theta_reporter(name) for name in THETA_NAMES},
+                "message": "message",
+            },
+        )
+        self.datacollector.collect(self)
+
+    def _client(self, company: Company, neighbours: list[int]):
+        """The company's protocol client: same transport, topology and consensus for every protocol (Table 2)."""
+        link = {
+            "agent_id": company.unique_id,
+            "neighbours": neighbours,
+            "transport": self.transport,
+            "consensus": self.consensus,
+        }
+        rule = CompetitiveFleet()
+        if self.protocol == "a2a":
+            policy = a2a_policy(self.llm, rule) if self.llm is not None else None
+            return configure_a2a(A2ACompany(company, rule, policy), **link)
+        fleet = REPFleet(rule)
+        policy = rep_policy(self.llm, fleet) if self.llm is not None else None
+        agent = REPCompany(company, fleet, policy)
+        if self.protocol == "rep_numerical":
+            return configure(agent, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
+        return configure(agent, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
+
+    def name_of(self, unique_id: int) -> str:
+        return self._names[unique_id]
+
+    def step(self) -> None:
+        self._protocol_round()
+        fleet = sum(company.boats for company in self.industry)
+        self.total_catch, self.regenerated, self.stock = self.fishery.season(self.stock, fleet)
+        for company in self.industry:
+            company.land(self.total_catch * company.boats / fleet)
+        self._observe(self.total_catch / fleet)
+        self.datacollector.collect(self)
+        self.running = self.steps < self.seasons
+
+    def _observe(self, catch_per_boat: float) -> None:
+        """Every company reads the density from the catch per boat (shared in proportion to boats, so the same for
+        all), each with its own noise."""
+        noise = self.rng.normal(0.0, self.observation_noise, size=len(self.industry))
+        for company, error in zip(self.industry, noise):
+            company.observe(catch_per_boat, float(error))
+
+    def _protocol_round(self) -> None:
+        """receive → sync → (consensus) → decide → send (REP §3.1); with an LLM, the syncs, then the decisions, each
+        run as one round of concurrent calls (the companies of a season act on the same information)."""
+        clients = [company.client for company in self.industry]
+        concurrent = {"concurrent": self.llm is not None, "max_concurrency": self.max_concurrency}
+        for client in clients:
+            client.receive()
+        decision_round("sync", clients, **concurrent)
+        run_consensus(clients)
+        decisions = decision_round("decide", clients, **concurrent)
+        for company, client, (boats, signal) in zip(self.industry, clients, decisions):
+            client.send(boats, signal)
+            company.deploy(boats, signal if isinstance(signal, str) else signal.text)
+        self.transport.deliver()
+
+    def policies(self) -> list[Policy]:
+        """The companies' policies and the synthesiser."""
+        return [*(company.client.agent.policy for company in self.industry), self.synthesiser]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per season and company (season 0 is the initial state).
+
+        Columns: season, company, profile, boats (deployed this season; season 0: the initial fleet), catch,
+        revenue, cost, profit (this season's books, $), density_estimate (the company's reading of stock /
+        capacity after the season), quota_estimate, population_health, coordination_confidence, resource_stress
+        (θ as the company decided with it this season; NaN for A2A), message (its reasoning or sensitivity text);
+        and the season's stock (after the season), regeneration and total_catch (repeated for every company).
+        """
+        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
+        agents = agents.rename(columns={"Step": "season"}).drop(columns="AgentID")
+        agents["season"] = agents["season"].astype(int)
+        seasons = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
+        for column in ("stock", "regeneration", "total_catch"):
+            agents[column] = agents["season"].map(seasons[column])
+        return agents
+
+    def summary(self) -> dict:
+        """Final population, sustainability index, seasons above the threshold, mean health and coordination,
+        profit margin, total profit (:mod:`.metrics`), and LLM use."""
+        return {
+            **metrics.summary(self.frame(), self.capacity, self.viability_threshold),
+            "llm_calls": self.llm_calls,
+            "llm_fallbacks": self.llm_fallbacks,
+        }
+
+
+def _theta_reporter(name: str):
+    return lambda company: company.client.theta.get(name, np.nan)

@@ -1,0 +1,55 @@
+"""Fishbanks' policies: competitive escalation, REP's conditional cooperation, the rule synthesiser and the LLM
+calls 1-2."""
+
+from coordkit.rep.fishbanks import stand_in
+from coordkit.rep.fishbanks.llm_policies import a2a_policy, rep_policy, synthesis_policy
+from coordkit.rep.fishbanks.model import Fishbanks
+from coordkit.rep.fishbanks.policies import CompetitiveFleet, REPFleet, REPSituation, RuleSynthesis
+from coordkit.rep.protocol import SynthesisRequest
+
+from . import PolicyExample
+
+
+def views(protocol: str = "a2a"):
+    """Every company's view before each of the 8 seasons of a game, its neighbours' last messages included."""
+    game = Fishbanks(protocol=protocol, rng=0)
+    seen = []
+    while game.running:
+        seen += [c.view(game.transport.receive(c.unique_id)) for c in game.industry]
+        game.step()
+    return seen
+
+
+def situations():
+    """REP companies' views with θ and the promises they could check (some kept, some broken)."""
+    theta = {"quota_estimate": 30.0, "population_health": 0.8, "coordination_confidence": 0.6, "resource_stress": 0.4}
+    return [
+        REPSituation(view, theta, ((view.company, view.boats, view.boats - k % 3),))
+        for k, view in enumerate(views("rep_textual"))
+    ]
+
+
+def synthesis_requests():
+    game = Fishbanks(protocol="rep_textual", rng=0).run()
+    texts = game.frame().query("season > 0").groupby("season")["message"].apply(list)
+    theta = {"quota_estimate": 30.0, "population_health": 0.8, "coordination_confidence": 0.5, "resource_stress": 0.5}
+    return [SynthesisRequest(theta, own, tuple(enumerate(others))) for own, *others in texts]
+
+
+EXAMPLES = [
+    PolicyExample("competitive_fleet", lambda rng, client: CompetitiveFleet(), views),
+    PolicyExample("rep_fleet", lambda rng, client: REPFleet(), situations),
+    PolicyExample("fishbanks_rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),
+    PolicyExample(
+        "llm_a2a_company", lambda rng, client: a2a_policy(client, CompetitiveFleet()), views, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "llm_rep_company", lambda rng, client: rep_policy(client, REPFleet()), situations, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "fishbanks_llm_synthesis",
+        lambda rng, client: synthesis_policy(client, RuleSynthesis()),
+        synthesis_requests,
+        reply=stand_in.reply,
+    ),
+]
