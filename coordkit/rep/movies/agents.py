@@ -1,0 +1,119 @@
+"""A moviegoer as a Mesa agent on a network cell, and the adapters that let REP or A2A wrap its policy.
+
+The agent times its own calls (the wall time of its decision and, for REP textual, its synthesis) so that a
+round played by LLM agents can be profiled (:mod:`~coordkit.rep.movies.profiling`); timings never enter a
+frame or a summary.
+"""
+
+import time
+
+from mesa.discrete_space import FixedAgent
+
+from coordkit.policies import Policy
+from coordkit.rep.movies.policies import PRICE, TIME, Situation
+from coordkit.rep.movies.preferences import Taste
+from coordkit.rep.protocol import Message, Sensitivity, Theta
+
+
+class Moviegoer(FixedAgent):
+    """Agent ``node`` of the network: its taste, its protocol client, what it said and how it voted.
+
+    ``joins`` is its stage-1 decision at its local proposal, ``message`` the sensitivity or reasoning it sent,
+    ``votes`` its stage-2 vote on the group proposal (REP paper §7). ``call_s`` is the wall time its calls
+    took this round, kept only for profiling.
+    """
+
+    def __init__(self, model, node: int, taste: Taste):
+        super().__init__(model)
+        self.node = node
+        self.taste = taste
+        self.cell = model.space[node]
+        self.client = None  # a REPClient or A2AClient, set by the model
+        self.joins = self.votes = False
+        self.local_price = self.local_time = float("nan")  # θ_i after stage 1, before the consensus
+        self.message = ""
+        self.call_s = 0.0
+
+    @property
+    def proposal(self) -> Theta:
+        """θ_i, the agent's local proposal."""
+        return self.client.theta
+
+    def situation(self, theta: Theta, neighbour_messages: list[Message]) -> Situation:
+        """What the agent decides from. Its neighbours' messages are written out only for an LLM to read: the
+        rules decide from the agent's own preferences."""
+        notes = () if self.model.llm is None else self.model.notes(neighbour_messages)
+        return Situation(
+            agent=self.node,
+            round=self.model.steps,
+            taste=self.taste,
+            price=theta[PRICE],
+            time=theta[TIME],
+            neighbour_notes=notes,
+        )
+
+    def decide(self) -> tuple[bool, Sensitivity | str]:
+        return self.client.decide()
+
+    async def decide_async(self) -> tuple[bool, Sensitivity | str]:
+        started = time.perf_counter()
+        decision = await self.client.decide_async()
+        self.call_s += time.perf_counter() - started
+        return decision
+
+    def sync(self) -> Theta:
+        return self.client.sync()
+
+    async def sync_async(self) -> Theta:
+        started = time.perf_counter()
+        theta = await self.client.sync_async()
+        self.call_s += time.perf_counter() - started
+        return theta
+
+    def reason_locally(self) -> None:
+        """A2A's update of its private state (§7, Table 2: "local reasoning only"): keep a proposal it would
+        join, else move it to its own ideal — a satisficer with no aggregable information about the others."""
+        if not self.joins:
+            self.client.theta = {PRICE: self.taste.price, TIME: self.taste.time}
+
+
+class REPMoviegoer:
+    """What REP wraps (§3.3): decides from its coordination variables θ = {PRICE, TIME} and sends a sensitivity.
+
+    ``policy`` is :class:`~coordkit.rep.movies.policies.REPParticipation`, or an LLM policy falling back to it.
+    """
+
+    def __init__(self, goer: Moviegoer, opening: Theta, policy: Policy):
+        self.goer = goer
+        self.opening = opening
+        self.policy = policy
+
+    def initial_theta(self) -> Theta:
+        return dict(self.opening)
+
+    def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[bool, Sensitivity]:
+        return self.policy.decide(self.goer.situation(theta, neighbour_messages))
+
+    async def decide_async(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[bool, Sensitivity]:
+        return await self.policy.decide_async(self.goer.situation(theta, neighbour_messages))
+
+
+class A2AMoviegoer:
+    """What the A2A baseline wraps: decides at its private proposal and explains itself in words.
+
+    ``policy`` is :class:`~coordkit.rep.movies.policies.Satisficer`, or an LLM policy falling back to it.
+    """
+
+    def __init__(self, goer: Moviegoer, opening: Theta, policy: Policy):
+        self.goer = goer
+        self.opening = opening
+        self.policy = policy
+
+    def private_state(self) -> Theta:
+        return dict(self.opening)
+
+    def decide(self, neighbour_messages: list[Message]) -> tuple[bool, str]:
+        return self.policy.decide(self.goer.situation(self.goer.proposal, neighbour_messages))
+
+    async def decide_async(self, neighbour_messages: list[Message]) -> tuple[bool, str]:
+        return await self.policy.decide_async(self.goer.situation(self.goer.proposal, neighbour_messages))

@@ -1,0 +1,348 @@
+"""Movie scheduling (REP §7): preferences, messages, the median consensus, the fast path, determinism, errors,
+LLM agents and their profile, and REP against A2A."""
+
+import json
+import math
+import os
+import statistics
+
+import numpy as np
+import pandas as pd
+import pytest
+import vl_convert
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coordkit import stats
+from coordkit.llm import LLMRequest, ScriptedClient
+from coordkit.llm.anthropic_client import AnthropicClient
+from coordkit.llm.fake_server import FakeLLMServer
+from coordkit.llm.parsing import ReplyParseError
+from coordkit.parameters import ParameterError
+from coordkit.rep.movies import charts, fast, preferences, profiling, stand_in
+from coordkit.rep.movies.experiments import REGIMES
+from coordkit.rep.movies.llm_policies import parse_decision, parse_synthesis
+from coordkit.rep.movies.model import PROTOCOLS, MovieScheduling
+from coordkit.rep.movies.policies import (
+    RangeSynthesis,
+    REPParticipation,
+    Satisficer,
+    Situation,
+    read_ranges,
+    reasoning,
+)
+from coordkit.rep.movies.preferences import Taste
+from coordkit.rep.protocol import MedianConsensus, SynthesisRequest
+from coordkit.seeds import derive_seeds
+from coordkit.sweep import sweep
+
+TASTE = Taste(price=12.0, time=20.0, weight=0.7, price_scale=5.0, time_scale=2.0)
+
+
+def play(protocol: str = "rep_numerical", seed: int = 0, **params) -> MovieScheduling:
+    return MovieScheduling(protocol=protocol, rng=seed, **params).run()
+
+
+# --- preferences and messages -------------------------------------------------------------------------------------
+
+
+def test_utility_slopes_and_proposal_match_a_hand_computation():
+    # 1 − 0.7·(3/5)² − 0.3·(1/2)² = 1 − 0.252 − 0.075
+    assert preferences.utility(TASTE, 15.0, 21.0) == pytest.approx(0.673)
+    assert preferences.utility(TASTE, 12.0, 20.0) == 1.0
+    assert preferences.price_slope(TASTE, 15.0) == pytest.approx(-2 * 0.7 * 3 / 25)
+    assert preferences.time_slope(TASTE, 21.0) == pytest.approx(-2 * 0.3 * 1 / 4)
+    assert preferences.proposal(TASTE, 15.0, 21.0) == pytest.approx((15 - 0.7 * 3, 21 - 0.3 * 1))  # θ + w·(ideal − θ)
+    assert preferences.joins(TASTE, 15.0, 21.0) and not preferences.joins(TASTE, 18.5, 20.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    price=st.floats(4, 30),
+    time=st.floats(17, 23),
+    weight=st.floats(0.2, 0.8),
+    price_scale=st.floats(1, 50),
+    time_scale=st.floats(0.5, 6),
+)
+def test_the_stated_ranges_are_inside_the_participation_region(price, time, weight, price_scale, time_scale):
+    taste = Taste(price, time, weight, price_scale, time_scale)
+    text = REPParticipation("textual").sensitivity(Situation(0, 1, taste, 20.0, 20.0)).text
+    (price_low, price_high, time_low, time_high) = read_ranges([text])[0]
+    assert price_low <= price_high and time_low <= time_high
+    for corner_price in (price_low, price_high):
+        for corner_time in (time_low, time_high):
+            assert preferences.utility(taste, corner_price, corner_time) >= -1e-9
+
+
+def test_rep_and_a2a_messages_say_what_the_paper_says():
+    # U(18, 20:30) = 1 − 0.7·(6/5)² − 0.3·(0.5/2)² < 0; the sure box is 12 ± 5/√1.4 and 20 ± 2/√0.6, rounded inward
+    situation = Situation(agent=0, round=1, taste=TASTE, price=18.0, time=20.5)
+    joins, sensitivity = REPParticipation("textual").decide(situation)
+    assert not joins
+    assert sensitivity.text == (
+        "Price matters more than timing — strongly budget constrained. I'd join at $8–$16, starting "
+        "17:30–22:30; now the price is $2 too high and the time suits me."
+    )
+    assert sensitivity.values["propose:price"] == pytest.approx(18 - 0.7 * 6)
+    numbers = REPParticipation("numerical").decide(situation)[1].text
+    assert numbers == "∂U/∂price = -0.336, ∂U/∂time = -0.075"
+    assert Satisficer().decide(situation) == (False, "Too expensive for me at $18; I'd rather go earlier.")
+    late = Situation(agent=0, round=1, taste=TASTE, price=16.0, time=22.9)  # 0.7·0.8² < 0.3·1.45²: time hurts most
+    assert reasoning(late, joins=False) == "Too late for me at 22:54; I'd rather pay less."
+
+
+def test_the_range_synthesiser_proposes_the_nearest_point_inside_the_most_ranges():
+    texts = [
+        "I'd join at $8–$14, starting 19:00–21:00; now the price is $4 too high and the time suits me.",
+        "I'd join at $10–$16, starting 20:00–22:00; now the price is $2 too high and the time suits me.",
+        "I'd join at $25–$30, starting 17:00–18:00; now the price is $7 too low and the start is 2 min too late.",
+    ]
+    request = SynthesisRequest({"price": 18.0, "time": 20.5}, texts[0], tuple(enumerate(texts[1:])))
+    assert RangeSynthesis().decide(request) == {"price": 14.0, "time": 20.5}  # inside the first two
+    alone = SynthesisRequest({"price": 18.0, "time": 20.5}, "no ranges here", ())
+    assert RangeSynthesis().decide(alone) == {"price": 18.0, "time": 20.5}
+
+
+# --- the median consensus -----------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    others=st.lists(st.floats(-100, 100), min_size=2, max_size=30),
+    outlier=st.one_of(st.floats(-1e12, 1e12), st.sampled_from([-1e12, 1e12])),
+)
+def test_one_outlier_cannot_move_the_median_past_the_others_middle(others, outlier):
+    """Adding one value, however extreme, keeps the median between the others' middle order statistics."""
+    thetas = {k: {"price": value, "time": -value} for k, value in enumerate([*others, outlier])}
+    agreed = MedianConsensus().apply(thetas)
+    ordered, m = sorted(others), len(others)
+    low, high = ordered[max(0, (m - 3) // 2)], ordered[(m + 1) // 2 if m % 2 else m // 2]
+    assert len({json.dumps(theta) for theta in agreed.values()}) == 1  # everyone adopts the same θ
+    assert low <= agreed[0]["price"] <= high
+    assert -high <= agreed[0]["time"] <= -low  # coordinate-wise: each variable on its own
+
+
+def test_with_consensus_every_agent_adopts_the_median_of_the_local_proposals():
+    model = play(rounds=3)
+    agents = model.agents_frame()
+    for round_number, group in model.frame().set_index("round").iloc[1:].iterrows():
+        local = agents[agents["round"] == round_number]
+        assert group["price"] == statistics.median(local["price"])
+        assert group["time"] == statistics.median(local["time"])
+    assert len({(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}) == 1
+
+
+def test_without_consensus_the_local_proposals_stay_apart():
+    model = play(consensus=None, rounds=3)
+    assert len({(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}) > 1
+
+
+# --- the model ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_frames_and_the_summary(protocol):
+    model = play(protocol, seed=3, rounds=6)
+    frame = model.frame()
+    assert list(frame.columns) == ["round", "price", "time", "consensus", "participants", "converged"]
+    assert frame["round"].tolist() == list(range(7))
+    assert (frame["consensus"] == frame["participants"] / 20).all()
+    assert frame["converged"].is_monotonic_increasing
+    agents = model.agents_frame()
+    assert list(agents.columns) == ["round", "agent", "price", "time", "joins", "votes", "message"]
+    assert len(agents) == 7 * 20 and (agents.loc[agents["round"] > 0, "message"].str.len() > 0).all()
+    marker = {"a2a": "for me", "rep_numerical": "∂U/∂price", "rep_textual": "I'd join at"}[protocol]
+    assert agents.loc[agents["round"] > 0, "message"].str.contains(marker).all()
+    summary = model.summary()
+    assert summary["final_consensus"] == frame["consensus"].iloc[-1]
+    assert summary["density"] == pytest.approx(0.7) and summary["edges"] == 133
+
+
+def test_the_convergence_round_is_the_first_round_at_the_threshold():
+    model = play("rep_numerical", seed=1)
+    consensus = model.frame()["consensus"]
+    summary = model.summary()
+    first = next(r for r, c in enumerate(consensus) if c >= 0.7)
+    assert summary["convergence_round"] == first and summary["converged"]
+    never = play("rep_numerical", seed=1, convergence_threshold=1.0).summary()
+    assert math.isnan(never["convergence_round"]) and not never["converged"]
+
+
+def test_a_run_can_stop_at_its_convergence_round():
+    model = play("rep_numerical", seed=22, stop_at_convergence=True)
+    frame = model.frame()
+    assert frame["round"].iloc[-1] == play("rep_numerical", seed=22).summary()["convergence_round"] == 6
+    assert frame["converged"].iloc[-1] and not frame["converged"].iloc[-2]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_same_parameters_and_seed_give_the_same_run(protocol):
+    first, second = (play(protocol, seed=7, sparsity=0.6) for _ in range(2))
+    pd.testing.assert_frame_equal(first.frame(), second.frame())
+    pd.testing.assert_frame_equal(first.agents_frame(), second.agents_frame())
+    assert not play(protocol, seed=8, sparsity=0.6).frame().equals(first.frame())
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"population": 1}, "population=1 is out of range: population takes an integer from 2 to 1000"),
+        ({"sparsity": 0.95}, r"sparsity takes a number in \[0, 0.9\]"),
+        ({"population": 4, "sparsity": 0.6}, "sparsity=0.6 deletes 4 of the 6 edges among population=4 agents"),
+        ({"network": "small_world", "degree": 3}, "degree=3 is odd"),
+        ({"network": "small_world", "population": 4}, "degree=4 needs a population above it"),
+        ({"protocol": "rep_numeric"}, "did you mean 'rep_numerical'"),
+        ({"step_size": 0.0}, "step_size=0.0 is out of range"),
+        ({"convergence_threshold": math.nan}, "convergence_threshold=nan is not a finite number"),
+        ({"rounds": 20.0}, "rounds=20.0 is not an integer; pass 20"),
+        ({"consensus": "mean"}, "'median_coordinate'"),
+        ({"agents": 20}, "MovieScheduling has no parameter 'agents'"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors_before_any_work(params, message):
+    with pytest.raises(ParameterError, match=message):
+        MovieScheduling(**params)
+
+
+# --- the fast path ------------------------------------------------------------------------------------------------
+
+
+FAST_CASES = [
+    {"sparsity": 0.0},
+    {"sparsity": 0.3},
+    {"sparsity": 0.6},
+    {"network": "small_world", "population": 40},
+    {"consensus": None},
+    {"population": 77, "sparsity": 0.45, "step_size": 1.0},
+    {"stop_at_convergence": True, "price_mean": 25.0},
+]
+
+
+@pytest.mark.parametrize("params", FAST_CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize("protocol", fast.PROTOCOLS)
+def test_the_fast_path_plays_exactly_the_mesa_models_rounds(protocol, params):
+    for seed in derive_seeds(11, 5):
+        mesa = play(protocol, seed=seed, **params).frame()
+        vectorised = fast.simulate(seed, protocol=protocol, **params)
+        assert list(vectorised.columns) == list(mesa.columns) and len(vectorised) == len(mesa)
+        pd.testing.assert_series_equal(vectorised["participants"], mesa["participants"])
+        pd.testing.assert_series_equal(vectorised["converged"], mesa["converged"])
+        np.testing.assert_allclose(
+            vectorised[["price", "time", "consensus"]], mesa[["price", "time", "consensus"]], 0, 1e-9
+        )
+
+
+def test_the_fast_path_checks_its_values_and_reaches_ten_thousand_agents():
+    with pytest.raises(ParameterError, match="protocol takes one of 'a2a', 'rep_numerical'"):
+        fast.simulate(0, protocol="rep_textual")
+    with pytest.raises(ParameterError, match="fast.simulate has no parameter 'llm'"):
+        fast.simulate(0, llm=ScriptedClient(["DECISION: JOIN"]))
+    with pytest.raises(ParameterError, match="population=10001 is out of range"):
+        fast.simulate(0, population=10_001)
+    with pytest.raises(ParameterError, match="sparsity=nan"):
+        fast.simulate(0, sparsity=math.nan)
+    rounds = fast.simulate(0, population=10_000, network="small_world", rounds=3)
+    assert len(rounds) == 4 and rounds["participants"].iloc[-1] > 5000
+
+
+# --- REP against A2A ----------------------------------------------------------------------------------------------
+
+
+def test_rep_reaches_more_consensus_than_a2a_in_every_regime_over_20_seeds():
+    """§7 Insight 5, in direction, for rule-based agents with default parameters (mean final consensus, 95% CI)."""
+    grid = {"protocol": ["rep_numerical", "a2a"], "sparsity": list(REGIMES.values())}
+    runs = sweep(MovieScheduling, grid, seeds=20, progress=False)
+    for sparsity, regime in runs.groupby("sparsity"):
+        rep, a2a = (regime.loc[regime["protocol"] == p, "final_consensus"] for p in ("rep_numerical", "a2a"))
+        rep_ci, a2a_ci = stats.mean_interval(rep), stats.mean_interval(a2a)
+        print(
+            f"sparsity {sparsity}: REP {rep.mean():.1%} [{rep_ci.low:.1%}, {rep_ci.high:.1%}], "
+            f"A2A {a2a.mean():.1%} [{a2a_ci.low:.1%}, {a2a_ci.high:.1%}]"
+        )
+        assert rep.mean() > a2a.mean()
+
+
+# --- LLM agents ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_llm_agents_that_talk_nonsense_fall_back_to_the_rules_counted(protocol):
+    client = ScriptedClient(lambda request: "Let me think... popcorn?")
+    model = play(protocol, seed=2, rounds=3, population=6, llm=client)
+    calls = 3 * 6 * (2 if protocol == "rep_textual" else 1)
+    assert model.llm_calls == model.llm_fallbacks == calls == len(client.requests)
+    pd.testing.assert_frame_equal(model.frame(), play(protocol, seed=2, rounds=3, population=6).frame())
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_stand_in_answers_every_prompt(protocol):
+    client = ScriptedClient(stand_in.reply)
+    model = play(protocol, seed=4, rounds=3, population=8, llm=client)
+    assert model.llm_fallbacks == 0 and model.llm_calls == len(client.requests) > 0
+    last = [request for request in client.requests if request.purpose.endswith("decide")][-1]
+    assert "NEIGHBOR" in last.messages[-1][1] and "Agent " in last.messages[-1][1]  # they read their neighbours
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=80) | st.sampled_from(["DECISION: maybe", "DECISION: JOIN", "decision: **decline**"]))
+def test_the_decision_parser_raises_only_reply_parse_errors(text):
+    try:
+        assert parse_decision(text) in (True, False)
+    except ReplyParseError:
+        pass
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"price": 1' + "0" * 400 + ', "time": "20:00"}',
+        '{"price": NaN, "time": 20}',
+        '{"price": 12, "time": "25:99"}',
+        '{"price": true, "time": 20}',
+        '{"price": 12, "time": 16.5}',
+        '{"price": "twelve", "time": 20}',
+        '{"price": 12}',
+        "no json at all",
+    ],
+)
+def test_the_synthesis_parser_refuses_what_is_not_a_proposal(reply):
+    with pytest.raises(ReplyParseError):
+        parse_synthesis(reply, SynthesisRequest({"price": 12.0, "time": 20.0}, "", ()))
+    assert parse_synthesis('{"PRICE": "$12.50", "time": "20:15"}', SynthesisRequest({}, "", ())) == {
+        "price": 12.5,
+        "time": 20.25,
+    }
+
+
+def test_llm_agents_through_the_sdk_and_the_fake_server_are_timed_outside_the_frames(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+
+    def answer(request):
+        return stand_in.reply(LLMRequest(request.system, request.messages))
+
+    with FakeLLMServer(answer) as server:
+        model = play("rep_textual", rounds=2, population=6, llm=AnthropicClient(base_url=server.url))
+    assert model.llm_fallbacks == 0 and model.llm_calls == 2 * 6 * 2
+    assert [timing.round for timing in model.round_timings] == [1, 2]
+    for timing in model.round_timings:
+        shares = profiling.shares(timing)
+        assert sum(shares.values()) == pytest.approx(1) and all(0 <= v <= 1 for v in shares.values())
+    assert "round_s" not in model.summary() and "wall" not in " ".join(model.frame().columns)
+
+
+def test_the_round_profile_splits_a_round_into_inference_waiting_and_communication():
+    before = os.environ.get("ANTHROPIC_API_KEY")
+    profile = profiling.round_profile(agents=20, latency_s=0.05, max_concurrency=8)
+    assert os.environ.get("ANTHROPIC_API_KEY") == before
+    assert profile.calls == 20 and profile.round_s >= 3 * 0.05  # 20 calls, 8 at a time: 3 waves
+    assert profile.inference + profile.waiting + profile.communication == pytest.approx(1)
+    assert list(profile.compare_with_paper().columns) == ["metric", "paper", "kit"]
+
+
+# --- charts -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [{}, {"population": 400, "network": "small_world"}, {"protocol": "a2a"}])
+def test_the_round_view_renders(params):
+    svg = vl_convert.vegalite_to_svg(charts.round_view(play(rounds=4, **params)).to_dict())
+    assert svg.startswith("<svg") and "NaN" not in svg
