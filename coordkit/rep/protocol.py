@@ -111,7 +111,8 @@ class NumericalGradUpdater:
         signals += [own] if own is not None else []
         updated = dict(theta)
         for name, value in theta.items():
-            proposals = [s.values[f"propose:{name}"] for s in signals if f"propose:{name}" in s.values]
+            key = f"propose:{name}"
+            proposals = [s.values[key] for s in signals if key in s.values]
             if proposals:
                 gradient = sum(value - p for p in proposals) / len(proposals)
                 updated[name] = value - self.eta * gradient
