@@ -230,7 +230,12 @@ class Fishbanks(Model):
             company.client = self._client(company, [other for other in everyone if other != company.unique_id])
 
         self.datacollector = mesa.DataCollector(
-            model_reporters={"stock": "stock", "regeneration": "regenerated", "total_catch": "total_catch"},
+            model_reporters={
+                "stock": "stock",
+                "regeneration": "regenerated",
+                "total_catch": "total_catch",
+                **{books: _industry_total(books) for books in ("boats", "revenue", "profit")},
+            },
             agent_reporters={
                 "company": "name",
                 "profile": "profile",
@@ -324,11 +329,16 @@ class Fishbanks(Model):
     def summary(self) -> dict:
         """Final population, sustainability index, seasons above the threshold, mean health and coordination,
         profit margin, total profit (:mod:`.metrics`), and LLM use."""
+        seasons = self.datacollector.get_model_vars_dataframe().rename_axis("season").reset_index()
         return {
-            **metrics.summary(self.frame(), self.capacity, self.viability_threshold),
+            **metrics.summary(seasons, self.capacity, self.viability_threshold),
             "llm_calls": self.llm_calls,
             "llm_fallbacks": self.llm_fallbacks,
         }
+
+
+def _industry_total(books: str):
+    return lambda model: sum(getattr(company, books) for company in model.industry)
 
 
 def _theta_reporter(name: str):
