@@ -77,7 +77,8 @@ def run_model(name: str, argv: list[str]) -> int:
 
 
 def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=(model.__doc__ or "").split("\n\n")[0])
+    description = (model.__doc__ or "").split("\n\n")[0]
+    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=_literal(description))
     for param in model.parameters:
         if isinstance(param, Instance):
             continue  # objects (an LLM client, a persona) are set from Python
@@ -87,11 +88,16 @@ def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
             f"--{param.name.replace('_', '-')}",
             dest=param.name,
             metavar="VALUE",
-            help=f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})",
+            help=_literal(f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})"),
         )
     parser.add_argument("--seed", type=int, default=0, help="the model's seed (default: 0)")
     parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
     return parser
+
+
+def _literal(text: str) -> str:
+    """``text`` for argparse, which reads ``%`` in help as a format directive ("a 30% sparse network")."""
+    return text.replace("%", "%%")
 
 
 def reproduce(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@
 import pandas as pd
 
 from coordkit.cli import main
+from coordkit.model import Model
+from coordkit.parameters import Parameters, Real
 from coordkit.rep.beer_game.model import BeerGame
 
 
@@ -37,6 +39,20 @@ def test_run_help_lists_every_declared_parameter(capsys):
         if name != "llm":  # objects are set from Python
             assert f"--{name.replace('_', '-')}" in out, name
     assert "an integer from 2 to 8" in out and "--llm" not in out
+
+
+def test_run_help_shows_a_percent_sign_in_a_parameters_doc(capsys):
+    class PercentProbe(Model):
+        """A model whose docs speak in percent (100% of the time)."""
+
+        parameters = Parameters(Real("sparsity", 0.3, 0, 0.9, doc="the share of links deleted (30% sparse)"))
+
+    try:
+        main(["run", "percent-probe", "--help"])
+    except SystemExit as done:
+        assert done.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps its help
+    assert "(30% sparse)" in out and "(100% of the time)" in out
 
 
 def test_run_refuses_a_bad_value_naming_the_parameter_before_playing(tmp_path, capsys):
