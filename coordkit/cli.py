@@ -77,8 +77,7 @@ def run_model(name: str, argv: list[str]) -> int:
 
 
 def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
-    description = (model.__doc__ or "").split("\n\n")[0]
-    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=_literal(description))
+    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=(model.__doc__ or "").split("\n\n")[0])
     for param in model.parameters:
         if isinstance(param, Instance):
             continue  # objects (an LLM client, a persona) are set from Python

@@ -43,16 +43,16 @@ def test_run_help_lists_every_declared_parameter(capsys):
 
 def test_run_help_shows_a_percent_sign_in_a_parameters_doc(capsys):
     class PercentProbe(Model):
-        """A model whose docs speak in percent (100% of the time)."""
+        """A model whose description speaks in percent (100%)."""
 
-        parameters = Parameters(Real("sparsity", 0.3, 0, 0.9, doc="the share of links deleted (30% sparse)"))
+        parameters = Parameters(Real("sparsity", 0.3, 0, 0.9, doc="the share of links deleted (the paper: 30%)"))
 
     try:
         main(["run", "percent-probe", "--help"])
     except SystemExit as done:
         assert done.code == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps its help
-    assert "(30% sparse)" in out and "(100% of the time)" in out
+    assert "(the paper: 30%)" in out and "in percent (100%)" in out
 
 
 def test_run_refuses_a_bad_value_naming_the_parameter_before_playing(tmp_path, capsys):
