@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from coordkit.llm import aio
 from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
+from coordkit.llm.parsing import ReplyParseError
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class LLMPolicy(Policy):
     ``build_request(observation)`` writes the prompt; ``parse(text, observation)`` turns the reply into a decision
     or raises :class:`~coordkit.llm.parsing.ReplyParseError`. A failed call (any exception from the client but a
     budget stop) or an unparseable reply makes the policy return ``fallback.decide(observation)``, count why in
-    ``fallbacks`` and keep the latest message in ``last_failure``.
+    ``fallbacks`` and keep the latest message in ``last_failure``. Any other exception out of ``parse`` falls back
+    too, counted as a "parser error" under its type's name: a parser's bug must show, but never crash a run.
     """
 
     def __init__(
@@ -109,7 +111,7 @@ class LLMPolicy(Policy):
     def _read(self, reply: LLMReply, observation: Any) -> Any:
         try:
             decision = self.parse(reply.text, observation)
-        except ValueError as error:  # a ReplyParseError, or a parser's own ValueError
+        except Exception as error:  # a reply must never crash a run, even one a parser was not written for
             return self._fall_back(observation, error, reply.text)
         self.llm_decisions += 1
         return decision
@@ -118,8 +120,10 @@ class LLMPolicy(Policy):
         if reply is None:
             cause = error.__cause__ or error
             reason = f"call failed ({type(cause).__name__})"
-        else:
+        elif isinstance(error, ReplyParseError):
             reason = "unparseable reply"
+        else:  # a parser that let something else out: the reply still falls back, and the bug shows by its name
+            reason = f"parser error ({type(error).__name__})"
         self.fallbacks[reason] += 1
         self.last_failure[reason] = str(error) if reply is None else f"{error}: {reply[:200]!r}"
         return self.fallback.decide(observation)

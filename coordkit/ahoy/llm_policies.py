@@ -68,7 +68,7 @@ def parse_reply(text: str, options: Sequence[Option]) -> Reply:
     """Read and check a reply against the numbered ``options``; raises only :class:`BadReply`."""
     try:
         data = json_object(text)
-    except (ValueError, RecursionError) as error:  # ReplyParseError, or a number too long for int()
+    except ReplyParseError as error:
         raise BadReply("not JSON", str(error)) from None
     choice, params, requests = data.get("choice"), data.get("params") or {}, data.get("tool_requests") or []
     if not isinstance(params, dict) or not isinstance(requests, list):

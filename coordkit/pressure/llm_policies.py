@@ -15,7 +15,7 @@ from functools import partial
 import numpy as np
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError
+from coordkit.llm.parsing import ReplyParseError, readable, whole_number
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.pressure.policies import Assignment, Board, Check, Patch, RowView, Turn, target_cells
 from coordkit.pressure.puzzles import EMPTY
@@ -94,8 +94,8 @@ def actor_request(assignment: Assignment, rng: np.random.Generator) -> LLMReques
 def parse_value(text: str, assignment: Assignment) -> Patch:
     """The first number of the reply, for the position asked about; it must be a symbol 1..n."""
     view = assignment.view
-    number = re.search(r"\d+", text)
-    if not number or not 1 <= int(number[0]) <= view.n:
+    number = re.search(r"\d+", readable(text))
+    if not number or not 1 <= whole_number(number[0], "the value") <= view.n:
         raise ReplyParseError(f"no number 1..{view.n} in the reply")
     return Patch(view.row, target_cells(view)[0], int(number[0]))
 
@@ -119,8 +119,8 @@ def coordinator_request(board: Board) -> LLMRequest:
 
 
 def parse_target(text: str, board: Board) -> int:
-    match = re.search(r"TARGET\s+row\s*=\s*(\d+)", text, re.I)
-    if not match or not 0 <= int(match[1]) < len(board.grid):
+    match = re.search(r"TARGET\s+row\s*=\s*(\d+)", readable(text), re.I)
+    if not match or not 0 <= whole_number(match[1], "the row") < len(board.grid):
         raise ReplyParseError("no TARGET row=<N> with a row of the grid")
     return int(match[1])
 
@@ -143,10 +143,10 @@ def proposer_request(turn: Turn) -> LLMRequest:
 
 
 def parse_proposal(text: str, turn: Turn) -> Patch:
-    match = re.search(r"position\s*=\s*(\d+)\s+value\s*=\s*(\d+)", text, re.I)
+    match = re.search(r"position\s*=\s*(\d+)\s+value\s*=\s*(\d+)", readable(text), re.I)
     if not match:
         raise ReplyParseError("no PROPOSE position=<col> value=<num>")
-    column, value = int(match[1]), int(match[2])
+    column, value = whole_number(match[1], "the position"), whole_number(match[2], "the value")
     if not (0 <= column < turn.view.n and turn.view.editable[column] and 1 <= value <= turn.view.n):
         raise ReplyParseError(f"position {column} / value {value} is not an editable cell and a symbol")
     return Patch(turn.view.row, column, value)
@@ -168,7 +168,7 @@ def validator_request(check: Check) -> LLMRequest:
 
 
 def parse_verdict(text: str, check: Check) -> bool:
-    word = re.match(r"\s*\**\s*(APPROVE|REJECT)", text, re.I)
+    word = re.match(r"\s*\**\s*(APPROVE|REJECT)", readable(text), re.I)
     if not word:
         raise ReplyParseError("neither APPROVE nor REJECT")
     return word[1].upper() == "APPROVE"

@@ -17,7 +17,7 @@ sensitivity texts → new θ, as JSON; it falls back to :class:`~coordkit.rep.be
 from dataclasses import dataclass
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError, json_object, labelled_number, labelled_text
+from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number, labelled_text
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageView
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
@@ -186,13 +186,7 @@ def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
     for name, key in ((TARGET, "TARGET_INVENTORY"), (ADJUSTMENT, "ORDER_ADJUSTMENT_FACTOR")):
         if key not in reply:
             raise ReplyParseError(f"the reply has no {key}")
-        try:
-            value = float(reply[key])
-        except (TypeError, ValueError):
-            raise ReplyParseError(f"{key} is not a number: {reply[key]!r}") from None
-        if value != value or abs(value) == float("inf"):
-            raise ReplyParseError(f"{key} is not finite")
-        theta[name] = value
+        theta[name] = finite_number(reply[key], key)
     return theta
 
 

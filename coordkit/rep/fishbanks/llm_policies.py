@@ -20,10 +20,8 @@ Call 2, the textual updater's synthesiser (Appendix A.4.2): the sensitivity text
 :class:`~coordkit.rep.fishbanks.policies.RuleSynthesis`.
 """
 
-import math
-
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError, json_object, labelled_number, labelled_text
+from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number, labelled_text
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.fishbanks.policies import (
     CONFIDENCE,
@@ -167,7 +165,7 @@ def a2a_request(view: FleetView) -> LLMRequest:
 def parse_boats(text: str, max_boats: int) -> int:
     """The DECISION as a whole number of boats from 1 to ``max_boats``; anything else is unparseable."""
     boats = labelled_number(text, "DECISION")
-    if not math.isfinite(boats) or not boats.is_integer():
+    if not boats.is_integer():
         raise ReplyParseError(f"DECISION {boats:g} is not a whole number of boats")
     if not 1 <= boats <= max_boats:
         raise ReplyParseError(f"DECISION {boats:g} is outside 1..{max_boats} boats")
@@ -241,24 +239,12 @@ def synthesis_request(request: SynthesisRequest) -> LLMRequest:
 def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
     """The JSON reply as θ: every variable present (keys matched case-insensitively), a finite number, the quota
     at least 0 and the other three from 0 to 1."""
-    try:
-        reply = {str(k).lower(): v for k, v in json_object(text).items()}
-    except ReplyParseError:
-        raise
-    except ValueError:  # json's own refusal, e.g. an integer of more than 4,300 digits
-        raise ReplyParseError("the reply's JSON cannot be read") from None
+    reply = {str(k).lower(): v for k, v in json_object(text).items()}
     theta = dict(request.theta)
     for name in THETA_NAMES:
         if name not in reply:
             raise ReplyParseError(f"the reply has no {name}")
-        if isinstance(reply[name], bool):
-            raise ReplyParseError(f"{name} is not a number")
-        try:
-            value = float(reply[name])
-        except (TypeError, ValueError, OverflowError):
-            raise ReplyParseError(f"{name} is not a usable number") from None
-        if not math.isfinite(value):
-            raise ReplyParseError(f"{name} is not finite")
+        value = finite_number(reply[name], name)
         if value < 0 or (name != QUOTA and value > 1):
             raise ReplyParseError(f"{name} = {value:g} is out of range")
         theta[name] = value

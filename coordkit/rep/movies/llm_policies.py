@@ -16,12 +16,11 @@ sensitivity texts → a new local proposal as JSON ``{"price": 12.5, "time": "20
 :class:`~coordkit.rep.movies.policies.RangeSynthesis`.
 """
 
-import math
 import re
 from dataclasses import dataclass
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError, json_object, labelled_text
+from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_text
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.policies import PRICE, TIME, Situation, clock
@@ -212,7 +211,7 @@ def _price(value) -> float:
         if not match:
             raise ReplyParseError(f"price is not a number: {value!r}")
         value = match[1]
-    return _finite("price", value)
+    return finite_number(value, "price")
 
 
 def _hours(value) -> float:
@@ -220,19 +219,7 @@ def _hours(value) -> float:
         if int(match[2]) >= 60:
             raise ReplyParseError(f"time {value!r} is not a time of day")
         return int(match[1]) + int(match[2]) / 60
-    return _finite("time", value)
-
-
-def _finite(key: str, value) -> float:
-    if isinstance(value, bool):
-        raise ReplyParseError(f"{key} is not a number: {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ReplyParseError(f"{key} is not a number: {value!r}") from None
-    if not math.isfinite(number):
-        raise ReplyParseError(f"{key} is not finite")
-    return number
+    return finite_number(value, "time")
 
 
 def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
