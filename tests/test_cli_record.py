@@ -55,3 +55,11 @@ def test_record_without_a_key_says_how_to_get_one(monkeypatch, tmp_path, capsys)
 def test_a_missing_recording_is_a_clear_error(tmp_path, capsys):
     assert main(["reproduce", "rep-beer-fig1", "--replay", str(tmp_path / "nope.jsonl")]) == 2
     assert "coordkit record" in capsys.readouterr().err
+
+
+def test_record_refuses_a_nan_budget_before_any_call_or_file(tmp_path, capsys):
+    recording = tmp_path / "nan.jsonl"
+    arguments = ["record", "rep-beer-fig1", "--stand-in", "--seeds", "1", "--budget-usd", "nan"]
+    assert main([*arguments, "--out", str(recording), "--figures-out", str(tmp_path)]) == 2
+    assert "budget_usd=nan is not a budget" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -47,8 +47,32 @@ def test_prices_match_dated_model_ids_and_accept_overrides():
     assert table.cost("claude-haiku-4-5", 1_000_000, 1_000_000) == pytest.approx(6.0)
     assert table.cost("my-local-model", 10, 10) == 0
     assert table.get("gpt-unknown") is None
-    with pytest.raises(ValueError, match="must not be negative"):
-        PriceTable({"x": (-1, 0)})
+    for bad in (-1, float("nan"), float("inf"), "abc", None):
+        with pytest.raises(ValueError, match=r"the price override of 'x': .* is not a price"):
+            PriceTable({"x": (bad, 0)})
+
+
+def test_a_corrupt_price_file_is_refused_naming_its_line_and_column(tmp_path):
+    prices = tmp_path / "prices.csv"
+    prices.write_text("model,input_usd_per_mtok,output_usd_per_mtok,source\nok,1,5,s\nbad,1,abc,s\n")
+    with pytest.raises(ValueError, match=r"prices.csv, line 3, output_usd_per_mtok: 'abc' is not a price"):
+        PriceTable(path=prices)
+
+
+@pytest.mark.parametrize("budget", [float("nan"), float("inf"), -0.01, "1.00", True])
+def test_a_budget_that_is_not_a_finite_amount_is_refused_before_any_call(budget):
+    inner = Priced()
+    with pytest.raises(ValueError, match=r"budget_usd=.* is not a budget: give a finite number of dollars"):
+        MeteredClient(inner, budget_usd=budget)
+    assert inner.calls == 0
+
+
+def test_a_zero_budget_refuses_every_priced_call():
+    inner = Priced()
+    client = MeteredClient(inner, budget_usd=0)
+    with pytest.raises(BudgetExceeded):
+        client.complete(ASK)
+    assert inner.calls == 0 and client.ledger.spent_usd == 0
 
 
 def test_the_ledger_counts_calls_tokens_and_dollars_per_model():

@@ -7,6 +7,7 @@ its prompt's UTF-8 bytes as input tokens (a token is at least one byte) plus ``m
 concurrent calls cannot overshoot together either.
 """
 
+import math
 import threading
 from collections import defaultdict
 from collections.abc import Mapping
@@ -73,12 +74,23 @@ class Ledger:
         return frame.to_string(index=False, formatters={"usd": "${:,.4f}".format})
 
 
+def check_budget(budget_usd: float | None) -> None:
+    """A budget is a finite number of dollars, 0 or more, or None for no limit: a NaN would compare False with
+    every spend and switch the limit off."""
+    if budget_usd is None:
+        return
+    if isinstance(budget_usd, bool) or not isinstance(budget_usd, int | float) or not 0 <= budget_usd < math.inf:
+        raise ValueError(
+            f"budget_usd={budget_usd!r} is not a budget: give a finite number of dollars, 0 or more (e.g. 1.00), "
+            "or None for no limit"
+        )
+
+
 class MeteredClient(LLMClient):
     """``inner`` with every call counted in ``ledger`` and, with ``budget_usd``, a spending limit."""
 
     def __init__(self, inner: LLMClient, ledger: Ledger | None = None, budget_usd: float | None = None):
-        if budget_usd is not None and budget_usd < 0:
-            raise ValueError(f"budget_usd={budget_usd} must not be negative (None: no limit)")
+        check_budget(budget_usd)
         self.inner = inner
         self.ledger = ledger or Ledger()
         self.budget_usd = budget_usd
