@@ -13,16 +13,18 @@ and run one model with the parameters it declares.
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
 from coordkit import figures, viz
 from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
 from coordkit.llm.anthropic_client import AnthropicClient
+from coordkit.llm.ledger import check_budget
 from coordkit.llm.session import recording_path
 from coordkit.model import Model, models
-from coordkit.parameters import Instance, ParameterError
+from coordkit.outputs import atomic, writable_file, writable_folder
+from coordkit.parameters import Instance
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
+MAX_SEEDS = 10_000  # per configuration: more is a typo, or a job for sweep() and a cluster
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,13 +65,13 @@ def run_model(name: str, argv: list[str]) -> int:
     given = {name: text for name, text in vars(args).items() if name in model.parameters and text is not None}
     try:
         values = {n: model.parameters[n].parse(text) for n, text in given.items()}
+        out = writable_folder(args.out)
         played = model(**values, rng=args.seed).run()
-    except ParameterError as error:
+    except ValueError as error:  # a ParameterError, or a destination that cannot be written
         print(f"coordkit: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    played.frame().to_csv(out / f"{name}.csv", index=False)
+    with atomic(out / f"{name}.csv") as csv:
+        played.frame().to_csv(csv, index=False)
     for key, value in played.summary().items():
         print(f"{key:<24} {value}")
     print(f"\nwrote {name}.csv (one row per step) to {out}/")
@@ -102,6 +104,7 @@ def _literal(text: str) -> str:
 def reproduce(args: argparse.Namespace) -> int:
     figure = figures.get(args.figure)
     seeds = _seeds(args, figure)
+    writable_folder(args.figures_out)
     if args.replay:
         _require_llm(figure)
         ledger = Ledger()
@@ -117,9 +120,11 @@ def record(args: argparse.Namespace) -> int:
     """Run a figure with LLM agents, recording every call for replay, within a budget."""
     figure = figures.get(args.figure)
     _require_llm(figure, stand_in=args.stand_in)
+    check_budget(args.budget_usd)
     seeds = _seeds(args, figure)
+    out = writable_file(args.out, "--out") if args.out is not None else recording_path(figure.id)
+    writable_folder(args.figures_out, "--figures-out")
     source = ScriptedClient(figure.stand_in, model=STAND_IN_MODEL) if args.stand_in else AnthropicClient(args.model)
-    out = Path(args.out) if args.out else recording_path(figure.id)
     command = "coordkit " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
     note = "a rule-based stand-in answering in the prompts' format, NOT an LLM" if args.stand_in else ""
     ledger = Ledger()
@@ -144,17 +149,21 @@ def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
 
 def _seeds(args: argparse.Namespace, figure: figures.Figure) -> int:
     seeds = figure.default_seeds if args.seeds is None else args.seeds
-    if seeds < 1:
-        raise ValueError(f"--seeds {seeds}: use at least 1 seed")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(
+            f"--seeds {seeds}: use 1 to {MAX_SEEDS:,} seeds ({figure.id} plays {figure.default_seeds} by default)"
+        )
     return seeds
 
 
 def _write(figure: figures.Figure, data, seeds: int, args: argparse.Namespace) -> None:
-    out = Path(args.figures_out)
-    out.mkdir(parents=True, exist_ok=True)
-    data.to_csv(out / f"{figure.id}.csv", index=False)
+    """The figure's CSV and chart, each written whole (another run writing the same folder cannot tear them)."""
+    out = writable_folder(args.figures_out)
+    with atomic(out / f"{figure.id}.csv") as csv:
+        data.to_csv(csv, index=False)
     viz.setup()
-    viz.save(figure.chart(data), out / f"{figure.id}.{args.format}")
+    with atomic(out / f"{figure.id}.{args.format}") as chart:
+        viz.save(figure.chart(data), chart)
     print(f"{figure.id}: {figure.description}")
     written = f"{figure.id}.csv and {figure.id}.{args.format}"
     print(f"{seeds} seed(s) from base seed {args.base_seed}; wrote {written} to {out}/")

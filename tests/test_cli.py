@@ -1,7 +1,13 @@
 """`coordkit list`, `coordkit models`, `coordkit run MODEL` with the model's declared parameters, and seeds."""
 
-import pandas as pd
+import subprocess
+import sys
+from dataclasses import replace
 
+import pandas as pd
+import pytest
+
+from coordkit import figures
 from coordkit.cli import main
 from coordkit.model import Model
 from coordkit.parameters import Parameters, Real
@@ -63,6 +69,62 @@ def test_run_refuses_a_bad_value_naming_the_parameter_before_playing(tmp_path, c
     assert "no model 'beer-gam'" in capsys.readouterr().err
 
 
-def test_zero_seeds_is_an_error_not_the_default(capsys):
-    assert main(["reproduce", "rep-beer-fig1", "--seeds", "0"]) == 2
-    assert "--seeds 0: use at least 1 seed" in capsys.readouterr().err
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make every figure's computation fail loudly: a command refused before any work never reaches it."""
+    real = figures.get
+
+    def without_compute(figure_id):
+        def compute(*args, **kwargs):
+            raise AssertionError("the figure was computed before the destination was checked")
+
+        return replace(real(figure_id), compute=compute)
+
+    monkeypatch.setattr(figures, "get", without_compute)
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("", "--out is empty: name a folder"),
+        ("{file}", "this is a file, not a folder"),
+        ("{file}/sub", "cannot create this folder"),
+    ],
+)
+def test_reproduce_checks_its_destination_before_any_work(tmp_path, capsys, no_work, out, message):
+    (tmp_path / "file").write_text("x")
+    assert main(["reproduce", "delay-fig4", "--out", out.format(file=tmp_path / "file")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_record_checks_its_recording_and_figure_destinations_before_any_call(tmp_path, capsys, no_work):
+    assert main(["record", "rep-beer-fig1", "--stand-in", "--out", str(tmp_path)]) == 2
+    assert "this is a folder; name a file in it" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    arguments = ["record", "rep-beer-fig1", "--stand-in", "--out", str(tmp_path / "r.jsonl")]
+    assert main([*arguments, "--figures-out", str(tmp_path / "file")]) == 2
+    assert "--figures-out" in capsys.readouterr().err and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize("seeds", ["0", "-3", "10001", "1000000000"])
+def test_a_number_of_seeds_out_of_range_is_refused_before_any_work(capsys, no_work, seeds):
+    assert main(["reproduce", "delay-fig4", "--seeds", seeds]) == 2
+    assert f"--seeds {seeds}: use 1 to 10,000 seeds" in capsys.readouterr().err
+
+
+def test_run_checks_its_destination_before_playing(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert main(["run", "beer-game", "--out", str(tmp_path / "file")]) == 2
+    assert "this is a file, not a folder" in capsys.readouterr().err
+
+
+def test_concurrent_runs_into_one_folder_leave_every_file_whole_and_from_one_run(tmp_path):
+    """Three processes write the same figure's CSV and chart at once, each with other seeds."""
+    runs = {seeds: figures.get("delay-fig4").compute(seeds, 0).to_csv(index=False) for seeds in (2, 3, 4)}
+    command = [sys.executable, "-m", "coordkit.cli", "reproduce", "delay-fig4", "--out", str(tmp_path)]
+    started = [subprocess.Popen([*command, "--seeds", str(s)], stdout=subprocess.DEVNULL) for s in runs]
+    assert [process.wait(timeout=300) for process in started] == [0, 0, 0]
+    assert (tmp_path / "delay-fig4.csv").read_text() in runs.values()
+    chart = (tmp_path / "delay-fig4.svg").read_text()
+    assert chart.startswith("<svg") and chart.rstrip().endswith("</svg>")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["delay-fig4.csv", "delay-fig4.svg"]
