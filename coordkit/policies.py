@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from coordkit.llm import aio
 from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
 from coordkit.llm.parsing import ReplyParseError
+from coordkit.parameters import Instance, Integer
 
 
 @dataclass(frozen=True)
@@ -152,3 +153,19 @@ def decision_round(
         return [getattr(decider, method)(*args) for decider, *args in calls]
     awaitables = (getattr(decider, f"{method}_async")(*args) for decider, *args in calls)
     return aio.run(aio.gather_bounded(awaitables, max_concurrency))
+
+
+def llm_parameters(optional: str, doc: str) -> tuple[Instance, Integer]:
+    """The declarations every model with rounds of LLM decisions takes: ``llm``, the client (None: ``optional``,
+    what plays instead; ``doc``: who asks it), and ``max_concurrency``, the bound :func:`decision_round` keeps."""
+    return (
+        Instance("llm", None, LLMClient, optional=optional, doc=doc),
+        Integer(
+            "max_concurrency",
+            aio.DEFAULT_CONCURRENCY,
+            1,
+            256,
+            doc="with an LLM, the most calls of one round in flight at once",
+            unit="calls",
+        ),
+    )

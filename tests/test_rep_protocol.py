@@ -12,6 +12,7 @@ from coordkit.rep.protocol import (
     TextualGradUpdater,
     configure,
     configure_a2a,
+    configure_protocol,
     run_consensus,
 )
 
@@ -123,6 +124,20 @@ def test_configure_accepts_component_objects():
         Proposer(0, 0), agent_id=0, neighbours=[], transport=transport, updater=updater, consensus=MedianConsensus()
     )
     assert client.transport is transport and client.updater is updater
+
+
+def test_configure_protocol_gives_each_protocol_its_client_on_the_same_link():
+    transport = InProcessTransport()
+    link = {"neighbours": [1], "transport": transport, "consensus": "median_coordinate"}
+    a2a = configure_protocol("a2a", Talker(), agent_id=0, **link)
+    numerical = configure_protocol("rep_numerical", Proposer(0, 1), eta=0.25, agent_id=1, **link)
+    textual = configure_protocol("rep_textual", Proposer(0, 1), synthesiser=CountNeighbours(), agent_id=2, **link)
+    assert a2a.protocol == "a2a" and {numerical.protocol, textual.protocol} == {"rep"}
+    assert isinstance(numerical.updater, NumericalGradUpdater) and numerical.updater.eta == 0.25
+    assert isinstance(textual.updater, TextualGradUpdater) and isinstance(textual.updater.synthesiser, CountNeighbours)
+    assert all(c.transport is transport and isinstance(c.consensus, MedianConsensus) for c in (a2a, numerical, textual))
+    with pytest.raises(ValueError, match="unknown protocol 'base_stock'; valid protocols are 'a2a'"):
+        configure_protocol("base_stock", Talker(), agent_id=3, **link)
 
 
 def test_step_sizes_are_checked():

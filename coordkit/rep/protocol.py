@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any, Protocol
 
+from coordkit.parameters import Choice
+
 Theta = dict[str, float]
 
 
@@ -355,6 +357,38 @@ def configure_a2a(
         neighbours,
         _resolve("transport", transport, TRANSPORTS),
         _resolve("consensus", consensus, CONSENSUS),
+    )
+
+
+def configure_protocol(
+    protocol: str,
+    agent: REPAgent | A2AAgent,
+    *,
+    synthesiser=None,
+    eta: float = 0.5,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    **link,
+) -> REPClient | A2AClient:
+    """The client a family's ``protocol`` names, on the same ``link`` (agent_id, neighbours, transport, consensus)
+    for every protocol (§4, Table 2): "a2a" wraps an A2A agent in the baseline; "rep_numerical" and
+    "rep_textual" wrap a REP agent with the numerical updater (step ``eta``) or the textual one (``synthesiser``)."""
+    if protocol == "a2a":
+        return configure_a2a(agent, **link)
+    if protocol == "rep_numerical":
+        return configure(agent, updater="numerical_grad", eta=eta, bounds=bounds, **link)
+    if protocol == "rep_textual":
+        return configure(agent, updater="textual_grad", synthesiser=synthesiser, bounds=bounds, **link)
+    raise ValueError(f"unknown protocol {protocol!r}; valid protocols are 'a2a', 'rep_numerical', 'rep_textual'")
+
+
+def consensus_parameter(default: str | None, doc: str) -> Choice:
+    """The declaration of a model's optional consensus (§3.2): None, or the coordinate-wise median."""
+    return Choice(
+        "consensus",
+        default,
+        (None, *CONSENSUS),
+        labels={None: "none", "median_coordinate": "median"},
+        doc=doc,
     )
 
 

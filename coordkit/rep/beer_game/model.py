@@ -13,15 +13,14 @@ import mesa
 import numpy as np
 import pandas as pd
 
-from coordkit.llm import LLMClient, aio
 from coordkit.model import Model
-from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
-from coordkit.policies import Policy, decision_round
+from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round, llm_parameters
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering, RuleSynthesis
-from coordkit.rep.protocol import InProcessTransport, Message, configure, configure_a2a, run_consensus
+from coordkit.rep.protocol import InProcessTransport, Message, configure_protocol, consensus_parameter, run_consensus
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -138,27 +137,13 @@ class BeerGame(Model):
             "times U(1 - spread, 1 + spread), drawn per stage (0: identical players)",
             slider=(0, 0.95),
         ),
-        Choice(
-            "consensus",
+        consensus_parameter(
             None,
-            (None, "median_coordinate"),
-            labels={None: "none", "median_coordinate": "median"},
-            doc="REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round",
+            "REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round",
         ),
-        Instance(
-            "llm",
-            None,
-            LLMClient,
+        *llm_parameters(
             optional="rule-based players, no calls",
             doc="the LLM client the A2A and REP players ask (call 1) and the textual updater synthesises with (call 2)",
-        ),
-        Integer(
-            "max_concurrency",
-            aio.DEFAULT_CONCURRENCY,
-            1,
-            256,
-            doc="with an LLM, the most calls of one round in flight at once",
-            unit="calls",
         ),
         relations=(_step_within_horizon, _demand_never_negative),
     )
@@ -227,13 +212,13 @@ class BeerGame(Model):
                 rule = BaseStock(desired_stock=self.initial_inventory)
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
-            return configure_a2a(A2APlayer(stage, rule, policy), **link)
+            return configure_protocol("a2a", A2APlayer(stage, rule, policy), **link)
         ordering = REPOrdering(rule)
         policy = rep_policy(self.llm, ordering, self.rules) if self.llm is not None else None
         player = REPPlayer(stage, ordering, policy)
-        if self.protocol == "rep_numerical":
-            return configure(player, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
-        return configure(player, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
+        return configure_protocol(
+            self.protocol, player, synthesiser=self.synthesiser, eta=0.5, bounds=THETA_BOUNDS, **link
+        )
 
     def demand_at(self, round_number: int) -> float:
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)

@@ -13,10 +13,9 @@ import mesa
 import numpy as np
 import pandas as pd
 
-from coordkit.llm import LLMClient, aio
 from coordkit.model import Model
-from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
-from coordkit.policies import Policy, decision_round
+from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round, llm_parameters
 from coordkit.rep.fishbanks import metrics
 from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
 from coordkit.rep.fishbanks.ecology import Fishery
@@ -31,7 +30,7 @@ from coordkit.rep.fishbanks.policies import (
     REPFleet,
     RuleSynthesis,
 )
-from coordkit.rep.protocol import InProcessTransport, configure, configure_a2a, run_consensus
+from coordkit.rep.protocol import InProcessTransport, configure_protocol, consensus_parameter, run_consensus
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -182,28 +181,14 @@ class Fishbanks(Model):
             doc="the sustainability index below which the resource is not viable (the paper's 0.35, Fig. 2B)",
             step=0.05,
         ),
-        Choice(
-            "consensus",
+        consensus_parameter(
             "median_coordinate",
-            (None, "median_coordinate"),
-            labels={None: "none", "median_coordinate": "median"},
-            doc="REP §3.2's consensus: the coordinate-wise median of θ over all companies, each season (the paper's "
+            "REP §3.2's consensus: the coordinate-wise median of θ over all companies, each season (the paper's "
             "setting for both protocols, Table 2)",
         ),
-        Instance(
-            "llm",
-            None,
-            LLMClient,
+        *llm_parameters(
             optional="rule-based companies, no calls",
             doc="the LLM client the companies ask (call 1) and the textual updater synthesises with (call 2)",
-        ),
-        Integer(
-            "max_concurrency",
-            aio.DEFAULT_CONCURRENCY,
-            1,
-            256,
-            doc="with an LLM, the most calls of one round in flight at once",
-            unit="calls",
         ),
         relations=(_stock_within_capacity,),
     )
@@ -262,13 +247,13 @@ class Fishbanks(Model):
         rule = CompetitiveFleet()
         if self.protocol == "a2a":
             policy = a2a_policy(self.llm, rule) if self.llm is not None else None
-            return configure_a2a(A2ACompany(company, rule, policy), **link)
+            return configure_protocol("a2a", A2ACompany(company, rule, policy), **link)
         fleet = REPFleet(rule)
         policy = rep_policy(self.llm, fleet) if self.llm is not None else None
         agent = REPCompany(company, fleet, policy)
-        if self.protocol == "rep_numerical":
-            return configure(agent, updater="numerical_grad", eta=0.5, bounds=THETA_BOUNDS, **link)
-        return configure(agent, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
+        return configure_protocol(
+            self.protocol, agent, synthesiser=self.synthesiser, eta=0.5, bounds=THETA_BOUNDS, **link
+        )
 
     def name_of(self, unique_id: int) -> str:
         return self._names[unique_id]

@@ -26,16 +26,22 @@ import pandas as pd
 from mesa.discrete_space import Network
 
 from coordkit import networks
-from coordkit.llm import LLMClient, aio
 from coordkit.model import Model
-from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real
-from coordkit.policies import Policy, decision_round
+from coordkit.parameters import Choice, Flag, Integer, ParameterError, Parameters, Real
+from coordkit.policies import Policy, decision_round, llm_parameters
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.agents import A2AMoviegoer, Moviegoer, REPMoviegoer
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.movies.policies import PRICE, TIME, RangeSynthesis, REPParticipation, Satisficer
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
-from coordkit.rep.protocol import InProcessTransport, Message, Sensitivity, configure, configure_a2a, run_consensus
+from coordkit.rep.protocol import (
+    InProcessTransport,
+    Message,
+    Sensitivity,
+    configure_protocol,
+    consensus_parameter,
+    run_consensus,
+)
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -128,12 +134,9 @@ class MovieScheduling(Model):
             low_open=True,
             doc="η, the numerical updater's step towards the neighbours' mean proposal (§3.2)",
         ),
-        Choice(
-            "consensus",
+        consensus_parameter(
             "median_coordinate",
-            (None, "median_coordinate"),
-            labels={None: "none", "median_coordinate": "median"},
-            doc="§7's stage 2: every agent adopts the coordinate-wise median of the proposals (None: local only)",
+            "§7's stage 2: every agent adopts the coordinate-wise median of the proposals (None: local only)",
         ),
         Real(
             "convergence_threshold",
@@ -152,20 +155,9 @@ class MovieScheduling(Model):
             "price_scale", 5.0, 1, 50, doc="P: a price this far from the ideal costs the whole price weight", unit="$"
         ),
         Real("time_scale", 2.0, 0.5, 6, doc="T: a start this far from the ideal costs the whole time weight", unit="h"),
-        Instance(
-            "llm",
-            None,
-            LLMClient,
+        *llm_parameters(
             optional="rule-based agents, no calls",
             doc="the LLM client every agent decides with (call 1) and REP textual's updater synthesises with (call 2)",
-        ),
-        Integer(
-            "max_concurrency",
-            aio.DEFAULT_CONCURRENCY,
-            1,
-            256,
-            doc="with an LLM, the most calls of one stage in flight at once",
-            unit="calls",
         ),
         relations=(_sparse_network_can_connect, _small_world_fits),
     )
@@ -226,13 +218,13 @@ class MovieScheduling(Model):
         }
         if self.protocol == "a2a":
             policy = Satisficer() if self.llm is None else a2a_policy(self.llm, Satisficer(), self.night)
-            return configure_a2a(A2AMoviegoer(goer, opening, policy), **link)
+            return configure_protocol("a2a", A2AMoviegoer(goer, opening, policy), **link)
         rule = REPParticipation("numerical" if self.protocol == "rep_numerical" else "textual")
         policy = rule if self.llm is None else rep_policy(self.llm, rule, self.night)
         agent = REPMoviegoer(goer, opening, policy)
-        if self.protocol == "rep_numerical":
-            return configure(agent, updater="numerical_grad", eta=self.step_size, bounds=THETA_BOUNDS, **link)
-        return configure(agent, updater="textual_grad", synthesiser=self.synthesiser, bounds=THETA_BOUNDS, **link)
+        return configure_protocol(
+            self.protocol, agent, synthesiser=self.synthesiser, eta=self.step_size, bounds=THETA_BOUNDS, **link
+        )
 
     def describe(self, message: Message) -> str:
         """A neighbour's message as an agent reads it: who, its decision, and its sensitivity or reasoning."""
