@@ -92,6 +92,10 @@ class Slider:
             **common,
         )
 
+    def read(self, widget: widgets.IntSlider | widgets.FloatSlider) -> int | float:
+        """The value the slider shows."""
+        return widget.value
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -128,9 +132,17 @@ class Choice:
         return self.values[0] if self.default is None else self.default
 
     def widget(self) -> widgets.Dropdown:
-        """A new dropdown."""
-        description = _describe(self.name, self.label)
-        return widgets.Dropdown(options=self.pairs, value=self.start, description=description, style=CONTROL_STYLE)
+        """A new dropdown. Its options carry their positions, not their values: a dropdown whose value is None
+        shows no selection at all, so an option meaning None ("no consensus") would look blank."""
+        options = [(label, index) for index, (label, _) in enumerate(self.pairs)]
+        start = self.values.index(self.start)
+        return widgets.Dropdown(
+            options=options, value=start, description=_describe(self.name, self.label), style=CONTROL_STYLE
+        )
+
+    def read(self, widget: widgets.Dropdown) -> Any:
+        """The value of the option the dropdown shows."""
+        return self.values[widget.value]
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,10 @@ class Toggle:
         """A new checkbox."""
         description = _describe(self.name, self.label)
         return widgets.Checkbox(value=self.default, description=description, indent=False, style=CONTROL_STYLE)
+
+    def read(self, widget: widgets.Checkbox) -> bool:
+        """Whether the box is ticked."""
+        return widget.value
 
 
 Param = Slider | Choice | Toggle
@@ -186,6 +202,7 @@ class ExperimentPanel:
         self.result: Any = None
         self.last_error: Exception | None = None
 
+        self.params = {param.name: param for param in params}
         self.controls = {param.name: param.widget() for param in params}
         self.status = widgets.HTML()
         self.progress = widgets.FloatProgress(min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden"))
@@ -203,7 +220,7 @@ class ExperimentPanel:
     @property
     def values(self) -> dict[str, Any]:
         """The current value of every control, by parameter name."""
-        return {name: control.value for name, control in self.controls.items()}
+        return {name: self.params[name].read(control) for name, control in self.controls.items()}
 
     def refresh(self) -> None:
         """Run the experiment now with the current values, and show the result."""

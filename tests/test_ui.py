@@ -245,3 +245,15 @@ def test_a_model_panel_plays_the_model_with_the_controls_and_the_seed():
     panel.controls["seed"].value = 4
     first, last = shown
     assert (first.length, last.path) == (5, Walk(length=5, rng=4).run().path)
+
+
+def test_an_option_meaning_none_shows_its_label_and_gives_none():
+    calls = Recorder()
+    consensus = Choice("consensus", [("median", "median_coordinate"), ("none", None)])
+    panel = ExperimentPanel(calls, [consensus], debounce=0)
+    dropdown = panel.controls["consensus"]
+    dropdown.label = "none"
+    assert dropdown.label == "none" and dropdown.index == 1  # a blank dropdown would have no label and no index
+    assert panel.values == {"consensus": None} and calls.calls[-1] == {"consensus": None}
+    dropdown.label = "median"
+    assert panel.values == {"consensus": "median_coordinate"}
