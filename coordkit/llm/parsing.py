@@ -12,6 +12,7 @@ import re
 
 MAX_REPLY_CHARS = 50_000  # far above a reply of max_tokens 400 (about 2,000 characters)
 MAX_JSON_STARTS = 100  # opening braces tried as the start of the reply's JSON object
+MAX_DIGITS = 9  # digits in a whole number the reply gives (a row, a column, a symbol)
 
 
 class ReplyParseError(ValueError):
@@ -69,10 +70,10 @@ def json_object(text: str) -> dict:
     raise ReplyParseError("no JSON object in the reply")
 
 
-def whole_number(digits: str, name: str, *, most_digits: int = 9) -> int:
-    """A run of digits from the reply as an int; more than ``most_digits`` of them is unparseable (Python refuses
-    to read integers of more than 4,300 digits, and no answer the prompts ask for has more than a few)."""
-    if len(digits) > most_digits:
+def whole_number(digits: str, name: str) -> int:
+    """A run of digits from the reply as an int; more than :data:`MAX_DIGITS` of them is unparseable (Python
+    refuses to read integers of more than 4,300 digits, and no answer the prompts ask for has more than a few)."""
+    if len(digits) > MAX_DIGITS:
         raise ReplyParseError(f"{name} has {len(digits):,} digits")
     return int(digits)
 

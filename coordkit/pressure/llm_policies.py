@@ -95,9 +95,10 @@ def parse_value(text: str, assignment: Assignment) -> Patch:
     """The first number of the reply, for the position asked about; it must be a symbol 1..n."""
     view = assignment.view
     number = re.search(r"\d+", readable(text))
-    if not number or not 1 <= whole_number(number[0], "the value") <= view.n:
+    value = whole_number(number[0], "the value") if number else None
+    if value is None or not 1 <= value <= view.n:
         raise ReplyParseError(f"no number 1..{view.n} in the reply")
-    return Patch(view.row, target_cells(view)[0], int(number[0]))
+    return Patch(view.row, target_cells(view)[0], value)
 
 
 def actor_policy(client: LLMClient, fallback: Policy, rng: np.random.Generator) -> LLMPolicy:
@@ -120,9 +121,10 @@ def coordinator_request(board: Board) -> LLMRequest:
 
 def parse_target(text: str, board: Board) -> int:
     match = re.search(r"TARGET\s+row\s*=\s*(\d+)", readable(text), re.I)
-    if not match or not 0 <= whole_number(match[1], "the row") < len(board.grid):
+    row = whole_number(match[1], "the row") if match else None
+    if row is None or not 0 <= row < len(board.grid):
         raise ReplyParseError("no TARGET row=<N> with a row of the grid")
-    return int(match[1])
+    return row
 
 
 def coordinator_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
