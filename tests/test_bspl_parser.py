@@ -1,6 +1,9 @@
 """The BSPL parser: the paper's protocols (Ahoy, Listings 1.11–1.13) as data, errors that point at the mistake, and
 no exception but ParseError on any text."""
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,10 +113,52 @@ def test_lookups_name_what_is_there():
         load("purchas")
 
 
+MINE = "Mine {\n roles A, B\n parameters out id key\n A -> B: hello[out id]\n}\n"
+
+
 def test_load_reads_a_path_too(tmp_path):
     path = tmp_path / "mine.bspl"
-    path.write_text("Mine {\n roles A, B\n parameters out id key\n A -> B: hello[out id]\n}\n")
+    path.write_text(MINE)
     assert load(path).message("hello").outs == ("id",) and load(str(path)).name == "Mine"
+    path.write_bytes(b"\xef\xbb\xbf" + MINE.encode())  # UTF-8 with a byte order mark, as some editors save it
+    assert load(path).text == MINE
+
+
+@pytest.mark.parametrize(
+    "data, reason, line, column",
+    [
+        (
+            MINE.replace("Mine {", "Mine {\n // café").encode("latin-1"),
+            "is not UTF-8 text (byte 0xe9 at offset 14)",
+            2,
+            8,
+        ),
+        (bytes(range(256)), "is a binary file, not text (a NUL byte at offset 0)", 1, 1),
+    ],
+    ids=["latin-1", "binary"],
+)
+def test_a_file_that_is_not_utf8_text_gives_a_parse_error_naming_it(tmp_path, data, reason, line, column):
+    path = tmp_path / "mine.bspl"
+    path.write_bytes(data)
+    with pytest.raises(ParseError) as raised:
+        load(path)
+    assert (raised.value.line, raised.value.column) == (line, column)
+    assert str(raised.value).startswith(f"line {line}, column {column}: {path} {reason} (")
+    assert "UTF-8" in raised.value.hint
+
+
+def test_a_directory_or_an_unreadable_file_gives_an_error_naming_it(tmp_path, monkeypatch):
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path} is a directory, not a protocol file")):
+        load(tmp_path)
+    path = tmp_path / "mine.bspl"
+    path.write_text(MINE)
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)  # chmod cannot make a file unreadable to root
+    with pytest.raises(PermissionError, match=re.escape(f"cannot read {path}: Permission denied")):
+        load(path)
 
 
 GOOD = """Purchase {

@@ -1,11 +1,17 @@
 """BSPL semantics and the verifier: enabledness (nested keys included), emission and reception checks, random
-enactments that never let a violation through, and liveness of the paper's protocols."""
+enactments that never let a violation through, liveness of the paper's protocols, and the verifier's state limit."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordkit.bspl.parser import load
+from coordkit.bspl import verifier
+from coordkit.bspl.parser import load, parse
 from coordkit.bspl.semantics import EmissionViolation, Instance, IntegrityViolation, LocalState
 from coordkit.bspl.verifier import verify
 
@@ -136,8 +142,6 @@ def test_the_papers_other_protocols_are_safe_and_live(name):
 
 
 def test_the_verifier_finds_an_unsafe_protocol():
-    from coordkit.bspl.parser import parse
-
     clash = parse("""Clash {
       roles A, B
       parameters out id key, out x
@@ -147,3 +151,102 @@ def test_the_verifier_finds_an_unsafe_protocol():
     }""")
     report = verify(clash)
     assert not report.safe and report.safety_counterexample
+
+
+WIDE = parse(  # A starts an enactment, then may send 13 messages in any order: 2·3¹³ + 1 (3.2 million) states
+    "Wide {\n  roles A, B\n  parameters out id key, "
+    + ", ".join(f"out p{i}" for i in range(1, 14))
+    + "\n  A -> B: start[out id]\n"
+    + "".join(f"  A -> B: m{i}[in id, out p{i}]\n" for i in range(1, 14))
+    + "}"
+)
+FORK = (  # B's clash binds z as A's mine does, once one and two have arrived; then 12 more messages for B
+    "Fork {\n  roles A, B\n  parameters out id key, out x, out y, out z, "
+    + ", ".join(f"out q{i}" for i in range(1, 13))
+    + "\n  A -> B: start[out id]\n  A -> B: one[in id, out x]\n  A -> B: two[in id, out y]\n"
+    + "  A -> B: mine[in id, out z]\n  B -> A: clash[in id, in x, in y, out z]\n"
+    + "".join(f"  B -> A: f{i}[in id, in x, in y, out q{i}]\n" for i in range(1, 13))
+    + "}"
+)
+
+
+def test_a_protocol_too_large_stops_at_max_states_and_says_so():
+    report = verify(WIDE, max_states=5000)
+    assert not report.complete and report.states == 5000
+    assert report.safe is None and report.live is None  # unknown, never True on a partial search
+    assert str(report) == (
+        "Wide: too large to verify exhaustively; 5,000 states explored (max_states=5,000) — no conflict or stuck "
+        "state among them"
+    )
+
+
+def test_a_violation_found_before_the_limit_is_reported():
+    report = verify(parse(FORK), max_states=5000)
+    assert not report.complete and report.safe is False and report.live is None
+    assert str(report).splitlines() == [
+        "Fork: NOT safe, liveness unknown — too large to verify exhaustively; 5,000 states explored (max_states=5,000)",
+        "  conflict after: A→B: start → A→B: one → A→B: two → A→B: mine → one arrives → two arrives → B→A: clash",
+    ]
+
+
+def test_a_search_is_complete_when_it_explores_every_state_within_the_limit():
+    assert verify(PURCHASE).states == 31
+    exactly = verify(PURCHASE, max_states=31)
+    assert exactly.complete and exactly.safe and exactly.live and str(exactly) == "Purchase: safe, live (31 states)"
+    one_short = verify(PURCHASE, max_states=30)
+    assert not one_short.complete and one_short.safe is None and one_short.live is None
+
+
+def test_progress_is_called_every_so_many_states_and_at_the_end(monkeypatch):
+    monkeypatch.setattr(verifier, "PROGRESS_EVERY", 1000)
+    calls = []
+    verify(WIDE, max_states=2500, progress=lambda explored, waiting: calls.append((explored, waiting)))
+    assert [explored for explored, _ in calls] == [1000, 2000, 2500] and all(waiting > 0 for _, waiting in calls)
+    calls.clear()
+    verify(PURCHASE, progress=lambda explored, waiting: calls.append((explored, waiting)))
+    assert calls == [(31, 0)]
+
+
+def test_progress_true_updates_one_line_on_stderr(monkeypatch, capsys):
+    monkeypatch.setattr(verifier, "PROGRESS_EVERY", 1000)
+    verify(WIDE, max_states=2500, progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and err.endswith("\n") and err.count("\n") == 1
+    assert [line.split(" states")[0] for line in err.split("\r")[1:]] == [
+        "verifying Wide: 1,000",
+        "verifying Wide: 2,000",
+        "verifying Wide: 2,500",
+    ]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, float("nan"), True, "1000", None])
+def test_max_states_must_be_a_positive_integer(bad):
+    with pytest.raises(ValueError, match=rf"max_states must be a positive integer .*got {bad!r}"):
+        verify(WIDE, max_states=bad)
+
+
+def test_progress_must_be_a_function_or_true():
+    with pytest.raises(TypeError, match="progress must be None, True or a function"):
+        verify(PURCHASE, progress="yes")
+
+
+def test_the_report_is_the_same_whatever_the_hash_seed():
+    """Breadth-first order must not follow set iteration order, which changes with PYTHONHASHSEED (with seeds 1 and
+    3, FORK's trace would show the arrivals of one and two in either order)."""
+    script = (
+        "import sys; from coordkit.bspl.parser import parse; from coordkit.bspl.verifier import verify; "
+        "print(verify(parse(sys.stdin.read()), max_states=5000))"
+    )
+    reports = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            input=FORK,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent.parent,
+            env=os.environ | {"PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "3")
+    ]
+    assert reports[0] == reports[1] == str(verify(parse(FORK), max_states=5000)) + "\n"

@@ -292,11 +292,37 @@ def parse(text: str) -> Protocol:
 
 
 def load(name_or_path: str | Path) -> Protocol:
-    """A protocol from ``data/protocols/`` by name (``"purchase"``, ``"logistics"``, ...) or from a file path."""
+    """A protocol from ``data/protocols/`` by name (``"purchase"``, ``"logistics"``, ...) or from a file path.
+
+    Raises FileNotFoundError when there is no such file, OSError naming it when it cannot be read, and
+    :class:`ParseError` naming it when it is not UTF-8 text (a binary file, or text saved as Latin-1, say).
+    """
     path = Path(name_or_path)
     if not path.suffix and len(path.parts) == 1:
         path = PROTOCOLS / f"{path}.bspl"
+    if path.is_dir():
+        raise FileNotFoundError(f"{path} is a directory, not a protocol file: pass a .bspl file")
     if not path.is_file():
         available = sorted(p.stem for p in PROTOCOLS.glob("*.bspl"))
         raise FileNotFoundError(f"no protocol {str(name_or_path)!r}; available: {', '.join(available)}")
-    return parse(path.read_text(encoding="utf-8"))
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise type(error)(f"cannot read {path}: {error.strerror or error}") from error
+    return parse(_decode(path, data))
+
+
+def _decode(path: Path, data: bytes) -> str:
+    """``data`` as UTF-8 text (without a byte order mark), or a ParseError at the first byte that is not text."""
+    if b"\0" in data:
+        at = data.index(b"\0")
+        reason, hint = f"{path} is a binary file, not text (a NUL byte at offset {at})", "a protocol is UTF-8 text"
+    else:
+        try:
+            return data.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as error:
+            at = error.start
+            reason, hint = f"{path} is not UTF-8 text (byte {data[at]:#04x} at offset {at})", "save it as UTF-8"
+    line_start = data.rfind(b"\n", 0, at) + 1
+    column = len(data[line_start:at].decode("utf-8", "replace")) + 1
+    raise ParseError(reason, data.count(b"\n", 0, at) + 1, column, hint)
