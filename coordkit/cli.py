@@ -102,17 +102,26 @@ def _literal(text: str) -> str:
 
 
 def reproduce(args: argparse.Namespace) -> int:
+    """Compute a figure and write it; with ``--replay``, exit 1 (after writing) if any request was not replayed."""
     figure = figures.get(args.figure)
     seeds = _seeds(args, figure)
     writable_folder(args.figures_out)
-    if args.replay:
-        _require_llm(figure)
-        ledger = Ledger()
-        data = figure.compute(seeds, args.base_seed, llm=MeteredClient(ReplayClient(args.replay), ledger))
-        print(f"replayed {args.replay}:\n{ledger}\n")
-    else:
-        data = figure.compute(seeds, args.base_seed)
+    if not args.replay:
+        _write(figure, figure.compute(seeds, args.base_seed), seeds, args)
+        return 0
+    _require_llm(figure)
+    ledger, replay = Ledger(), ReplayClient(args.replay, run=figure.id)
+    data = figure.compute(seeds, args.base_seed, llm=MeteredClient(replay, ledger))
+    print(f"replayed {args.replay}:\n{ledger}\n")
     _write(figure, data, seeds, args)
+    if replay.misses:
+        print(
+            f"\ncoordkit: WARNING: {replay.misses} of {replay.misses + replay.hits} requests were not in "
+            f"{args.replay}; those decisions fell back to rules, so this is not a faithful replay. "
+            f"Record the run again: coordkit record {figure.id}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -127,14 +136,21 @@ def record(args: argparse.Namespace) -> int:
     source = ScriptedClient(figure.stand_in, model=STAND_IN_MODEL) if args.stand_in else AnthropicClient(args.model)
     command = "coordkit " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
     note = "a rule-based stand-in answering in the prompts' format, NOT an LLM" if args.stand_in else ""
-    ledger = Ledger()
-    client = MeteredClient(RecordingClient(source, out, command=command, note=note), ledger, args.budget_usd)
+    ledger = Ledger(prices={source.default_model: tuple(args.price)} if args.price else None)
+    if source.billable and ledger.prices.get(source.default_model) is None:
+        raise ValueError(
+            f"model {source.default_model!r} has no price in data/llm_prices.csv, so the budget cannot be kept: "
+            "give its dollars per million input and output tokens with --price INPUT OUTPUT"
+        )
+    recorder = RecordingClient(source, out, run=figure.id, command=command, note=note)
     try:
-        data = figure.compute(seeds, args.base_seed, llm=client)
+        data = figure.compute(seeds, args.base_seed, llm=MeteredClient(recorder, ledger, args.budget_usd))
     except BudgetExceeded as stop:
         print(f"coordkit: {stop}\nThe calls made so far are in {out}.\n{ledger}", file=sys.stderr)
         return 1
-    print(f"recorded {ledger.calls} calls to {out}\n{ledger}\n")
+    finally:
+        recorder.close()
+    print(f"recorded {ledger.calls + ledger.failed} calls to {out}\n{ledger}\n")
     _write(figure, data, seeds, args)
     return 0
 
@@ -188,6 +204,13 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--out", default=None, help="the recording (default: data/recordings/ID.jsonl)")
     rec.add_argument("--budget-usd", type=float, default=1.0, help="stop before spending more (default: 1.00)")
     rec.add_argument("--model", default=None, help="Claude model (default: $COORDKIT_MODEL or a current Haiku)")
+    rec.add_argument(
+        "--price",
+        nargs=2,
+        type=float,
+        metavar=("INPUT", "OUTPUT"),
+        help="the model's dollars per million input and output tokens, if data/llm_prices.csv lacks it",
+    )
     rec.add_argument("--stand-in", action="store_true", help="record the rule-based stand-in instead (no key)")
     rec.set_defaults(command=record)
     return parser

@@ -7,8 +7,9 @@ an LLM (``calls_llm``). A contract test checks every policy's claims.
 
 Every decision a paper gives to an LLM goes through an :class:`LLMPolicy`, which asks its client, parses the reply,
 and falls back to a rule-based policy when the call fails or the reply cannot be parsed. Fallbacks are counted by
-reason, never silent. A call refused by the budget (:class:`~coordkit.llm.base.BudgetExceeded`) is not a fallback:
-it stops the run.
+reason, never silent, and reported to the client too (a metered client's ledger shows them). A call refused by the
+budget, or a replay that does not belong to the run (:class:`~coordkit.llm.base.StopRun`), is not a fallback: it
+stops the run.
 
 Every policy also has ``decide_async``, the same decision awaitable, so that :func:`decision_round` can run one
 round's LLM calls concurrently.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from coordkit.llm import aio
-from coordkit.llm.base import BudgetExceeded, LLMClient, LLMReply, LLMRequest
+from coordkit.llm.base import LLMClient, LLMReply, LLMRequest, StopRun, scrub
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import Instance, Integer
 
@@ -91,7 +92,7 @@ class LLMPolicy(Policy):
     def decide(self, observation: Any) -> Any:
         try:
             reply = self.client.complete(self.build_request(observation))
-        except BudgetExceeded:
+        except StopRun:
             raise
         except Exception as error:  # an API that fails must never crash a run
             return self._fall_back(observation, error)
@@ -100,7 +101,7 @@ class LLMPolicy(Policy):
     async def decide_async(self, observation: Any) -> Any:
         try:
             reply = await self.client.complete_async(self.build_request(observation))
-        except BudgetExceeded:
+        except StopRun:
             raise
         except Exception as error:
             return self._fall_back(observation, error)
@@ -119,14 +120,14 @@ class LLMPolicy(Policy):
 
     def _fall_back(self, observation: Any, error: Exception, reply: str | None = None) -> Any:
         if reply is None:
-            cause = error.__cause__ or error
-            reason = f"call failed ({type(cause).__name__})"
+            reason = f"call failed ({getattr(error, 'cause', type(error).__name__)})"
         elif isinstance(error, ReplyParseError):
             reason = "unparseable reply"
         else:  # a parser that let something else out: the reply still falls back, and the bug shows by its name
             reason = f"parser error ({type(error).__name__})"
         self.fallbacks[reason] += 1
-        self.last_failure[reason] = str(error) if reply is None else f"{error}: {reply[:200]!r}"
+        self.last_failure[reason] = scrub(str(error) if reply is None else f"{error}: {reply[:200]!r}")
+        self.client.note_fallback(reason)
         return self.fallback.decide(observation)
 
     @property

@@ -95,7 +95,7 @@ def test_failed_calls_are_counted_and_raised():
 def test_the_budget_refuses_the_call_that_could_exceed_it_and_is_never_exceeded():
     inner = Priced()
     client = MeteredClient(inner, budget_usd=0.01)
-    with pytest.raises(BudgetExceeded, match="Raise budget_usd"):
+    with pytest.raises(BudgetExceeded, match="Raise the budget"):
         for _ in range(100):
             client.complete(ASK)
     assert client.ledger.spent_usd <= 0.01
@@ -154,7 +154,9 @@ def test_a_replay_miss_names_the_closest_prompt_and_what_differs(tmp_path):
         LLMRequest.user("You order beer.", "ROUND 3\nInventory: 12 cases", purpose="beer.decide")
     )
     with pytest.raises(ReplayMiss) as miss:
-        ReplayClient(path).complete(LLMRequest.user("You order beer.", "ROUND 3\nInventory: 14 cases", temperature=0.3))
+        ReplayClient(path).complete(
+            LLMRequest.user("You order beer.", "ROUND 3\nInventory: 14 cases", temperature=0.3, purpose="beer.decide")
+        )
     message = str(miss.value)
     assert "beer.decide" in message and "Inventory: 12" in message and "Inventory: 14" in message
     assert "temperature" in message and "coordkit record" in message

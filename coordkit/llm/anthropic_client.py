@@ -3,7 +3,9 @@
 The key comes only from ``ANTHROPIC_API_KEY``. The model is the argument, else ``COORDKIT_MODEL``, else
 :data:`DEFAULT_MODEL` (a current Claude Haiku). Rate limits, overloads, server errors, timeouts and dropped
 connections are retried by the SDK itself (exponential backoff with jitter, honouring ``retry-after``);
-what still fails is raised as :class:`LLMError`, so a policy falls back.
+what still fails is raised as :class:`LLMError`, so a policy falls back. The SDK reports retries only for a call
+that succeeds, so the client counts every HTTP attempt itself (an httpx request hook): a failed call's retries
+reach the ledger too.
 
 Sampling temperature: the REP paper ran Claude-3-Haiku at temperature 0.1, but the Messages API deprecated
 ``temperature`` for models from Claude Opus 4.7 on (they answer 400), and SDK 2.x dropped the argument. The
@@ -16,6 +18,7 @@ import os
 import re
 import time
 import weakref
+from contextvars import ContextVar
 
 import anthropic
 
@@ -24,6 +27,19 @@ from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest
 DEFAULT_MODEL = "claude-haiku-5-5"
 MODEL_VARIABLE = "COORDKIT_MODEL"
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
+
+_attempts: ContextVar[list[int] | None] = ContextVar("anthropic_attempts", default=None)
+
+
+def _count_attempt(request) -> None:
+    """An httpx request hook: one more HTTP attempt for the call running in this thread or task."""
+    tally = _attempts.get()
+    if tally is not None:
+        tally[0] += 1
+
+
+async def _count_attempt_async(request) -> None:
+    _count_attempt(request)
 
 
 def accepts_temperature(model: str) -> bool:
@@ -60,7 +76,9 @@ class AnthropicClient(LLMClient):
             )
         self.default_model = model or os.environ.get(MODEL_VARIABLE) or DEFAULT_MODEL
         self._options = {"base_url": base_url, "max_retries": max_retries, "timeout": timeout_s}
-        self._sync = anthropic.Anthropic(**self._options)
+        self._sync = anthropic.Anthropic(
+            **self._options, http_client=anthropic.DefaultHttpxClient(event_hooks={"request": [_count_attempt]})
+        )
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] = (
             weakref.WeakKeyDictionary()
         )
@@ -69,26 +87,35 @@ class AnthropicClient(LLMClient):
         return f"AnthropicClient(model={self.default_model!r})"
 
     def complete(self, request: LLMRequest) -> LLMReply:
-        started = time.perf_counter()
+        started, tally = time.perf_counter(), [0]
+        token = _attempts.set(tally)
         try:
             raw = self._sync.messages.with_raw_response.create(**self._arguments(request))
             return _reply(raw.parse(), raw.retries_taken, time.perf_counter() - started)
         except Exception as error:
-            raise _failure(error) from error
+            raise _failure(error, retries=max(tally[0] - 1, 0)) from None
+        finally:
+            _attempts.reset(token)
 
     async def complete_async(self, request: LLMRequest) -> LLMReply:
-        started = time.perf_counter()
+        started, tally = time.perf_counter(), [0]
+        token = _attempts.set(tally)
         try:
             raw = await self._async_client().messages.with_raw_response.create(**self._arguments(request))
             return _reply(await raw.parse(), raw.retries_taken, time.perf_counter() - started)
         except Exception as error:
-            raise _failure(error) from error
+            raise _failure(error, retries=max(tally[0] - 1, 0)) from None
+        finally:
+            _attempts.reset(token)
 
     def _async_client(self) -> anthropic.AsyncAnthropic:
         """One async SDK client per event loop: its connection pool belongs to the loop that made it."""
         loop = asyncio.get_running_loop()
         if loop not in self._async:
-            self._async[loop] = anthropic.AsyncAnthropic(**self._options)
+            hooks = {"request": [_count_attempt_async]}
+            self._async[loop] = anthropic.AsyncAnthropic(
+                **self._options, http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=hooks)
+            )
         return self._async[loop]
 
     def _arguments(self, request: LLMRequest) -> dict:
@@ -118,13 +145,16 @@ def _reply(message, retries: int, latency_s: float) -> LLMReply:
     )
 
 
-def _failure(error: Exception) -> LLMError:
+def _failure(error: Exception, retries: int) -> LLMError:
+    """The SDK's error as an :class:`LLMError` (its message scrubbed of keys, its type named in ``cause``)."""
     if isinstance(error, anthropic.AuthenticationError):
-        return LLMError(f"Anthropic refused the key in {KEY_VARIABLE} (401): check it, or unset it to replay")
-    if isinstance(error, anthropic.APIStatusError):
-        return LLMError(f"Anthropic API error {error.status_code} after retries: {error.message}")
-    if isinstance(error, anthropic.APITimeoutError):
-        return LLMError("the Anthropic API timed out on every attempt: retry later or raise timeout_s")
-    if isinstance(error, anthropic.APIConnectionError):
-        return LLMError("cannot reach the Anthropic API: check the network (or replay a recording)")
-    return LLMError(f"the Anthropic API sent a reply the SDK could not read ({type(error).__name__})")
+        message = f"Anthropic refused the key in {KEY_VARIABLE} (401): check it, or unset it to replay"
+    elif isinstance(error, anthropic.APIStatusError):
+        message = f"Anthropic API error {error.status_code} after {retries} retries: {error.message}"
+    elif isinstance(error, anthropic.APITimeoutError):
+        message = "the Anthropic API timed out on every attempt: retry later or raise timeout_s"
+    elif isinstance(error, anthropic.APIConnectionError):
+        message = "cannot reach the Anthropic API: check the network (or replay a recording)"
+    else:
+        message = f"the Anthropic API sent a reply the SDK could not read ({type(error).__name__})"
+    return LLMError(message, cause=type(error).__name__, retries=retries)

@@ -1,15 +1,41 @@
 """The `LLMClient` interface: one request in, one reply out, synchronous or async."""
 
 import asyncio
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+
+
+def scrub(text: str) -> str:
+    """``text`` with the value of every API-key variable replaced, so no key reaches a file, a log or an error."""
+    for name in SECRET_VARIABLES:
+        secret = os.environ.get(name, "").strip()
+        if len(secret) >= 8:
+            text = text.replace(secret, f"[{name} redacted]")
+    return text
+
 
 class LLMError(RuntimeError):
-    """A call that did not produce a usable reply (network, rate limit, refusal): policies fall back."""
+    """A call that did not produce a usable reply (network, rate limit, refusal): policies fall back.
+
+    The message is scrubbed of API keys (an upstream may echo the key in its error body), so a client raises it
+    ``from None`` and names the underlying error in ``cause`` instead of chaining it. ``retries`` counts the
+    attempts after the first that also failed, for the ledger.
+    """
+
+    def __init__(self, message: str = "", *, cause: str = "", retries: int = 0):
+        super().__init__(scrub(str(message)))
+        self.cause = cause or type(self).__name__
+        self.retries = retries
 
 
-class BudgetExceeded(LLMError):
+class StopRun(LLMError):
+    """A failure that must stop the run rather than fall back: nothing the rules could stand in for."""
+
+
+class BudgetExceeded(StopRun):
     """A call refused because it could take the run over its budget. It stops the run: it is not a fallback."""
 
 
@@ -58,6 +84,10 @@ class LLMClient(ABC):
     @abstractmethod
     def complete(self, request: LLMRequest) -> LLMReply:
         """Answer one request (blocking)."""
+
+    def note_fallback(self, reason: str) -> None:
+        """A policy fell back to its rules after asking this client (a metered client counts it; others ignore it)."""
+        return
 
     async def complete_async(self, request: LLMRequest) -> LLMReply:
         """Answer one request without blocking the event loop (default: the sync call in a worker thread)."""

@@ -31,7 +31,7 @@ class Fault:
     """How to misbehave on one request: an HTTP error, a hang of ``hang_s`` seconds, a non-JSON or empty reply."""
 
     kind: str
-    retry_after_ms: int = 20  # sent with "rate_limit" as the retry-after-ms header
+    retry_after_ms: int = 20  # the retry-after-ms header of an HTTP error (the SDK waits this long before retrying)
     hang_s: float = 5.0  # how long "timeout" waits before answering
 
     def __post_init__(self):
@@ -62,15 +62,22 @@ class FakeLLMServer:
     ``reply`` is the text of every answer, or a function of the request. ``faults`` is either a sequence used
     one entry per arriving request (``None``: answer normally; once it runs out, every request is answered) or
     a function of (request index, request). Request indices count from the server's creation; :meth:`reset`
-    clears the record of requests but does not rewind the faults.
+    clears the record of requests but does not rewind the faults. With ``echo_key``, every error body repeats
+    the API key the request carried, as a careless upstream or proxy might.
     """
 
     def __init__(
-        self, reply: str | Callable[[FakeRequest], str] = DEFAULT_REPLY, *, latency_s: float = 0.0, faults: Faults = ()
+        self,
+        reply: str | Callable[[FakeRequest], str] = DEFAULT_REPLY,
+        *,
+        latency_s: float = 0.0,
+        faults: Faults = (),
+        echo_key: bool = False,
     ):
         self.reply = reply
         self.latency_s = latency_s
         self.faults = faults
+        self.echo_key = echo_key
         self.requests: list[FakeRequest] = []
         self.peak_in_flight = 0
         self._in_flight = 0
@@ -145,8 +152,12 @@ class FakeLLMServer:
         kind = fault.kind if fault else None
         self._stopping.wait(self.latency_s)
         if kind in _ERROR_STATUS:
-            extra = {"retry-after-ms": str(fault.retry_after_ms)} if kind == "rate_limit" else {}
-            return _ERROR_STATUS[kind], extra, _json(api.error(kind, f"{kind} (a fault injected by the fake server)"))
+            extra = {"retry-after-ms": str(fault.retry_after_ms)}
+            message = f"{kind} (a fault injected by the fake server)"
+            if self.echo_key:
+                key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+                message += f" for the request with key {key}"
+            return _ERROR_STATUS[kind], extra, _json(api.error(kind, message))
         if kind == "timeout":
             self._stopping.wait(fault.hang_s)
         if kind == "malformed":  # a body cut short, under a JSON content type

@@ -1,15 +1,18 @@
 """Counting what a run spends, and stopping it before it spends more than allowed.
 
 :class:`MeteredClient` wraps any client: every call goes into a :class:`Ledger` (calls, failures, retries,
-tokens and dollars per model), and with ``budget_usd`` a call is refused *before* it is sent if it could take
-the run over budget. Until a reply reports its real usage, a call in flight holds a worst-case reservation —
-its prompt's UTF-8 bytes as input tokens (a token is at least one byte) plus ``max_tokens`` of output — so
-concurrent calls cannot overshoot together either.
+tokens and dollars per model, and the decisions that fell back to rules, by reason), and with ``budget_usd`` a
+call is refused *before* it is sent if it could take the run over budget. Until a reply reports its real usage,
+a call in flight holds a worst-case reservation — its prompt's UTF-8 bytes as input tokens (a token is at least
+one byte) plus ``max_tokens`` of output — so concurrent calls cannot overshoot together either.
+
+Retries count the attempts after the first of every call, failed calls included, so that calls + failed +
+retries is the number of requests the API received.
 """
 
 import math
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from contextlib import contextmanager
 
@@ -30,6 +33,7 @@ class Ledger:
     def __init__(self, prices: PriceTable | Mapping[str, tuple[float, float]] | None = None):
         self.prices = prices if isinstance(prices, PriceTable) else PriceTable(prices)
         self._rows: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(self.COLUMNS[1:], 0))
+        self.fallbacks: Counter[str] = Counter()  # reason → decisions that fell back to the rules
         self._lock = threading.Lock()
 
     def add(self, reply: LLMReply, billable: bool = True) -> None:
@@ -45,9 +49,16 @@ class Ledger:
             if billable and not replayed:
                 row["usd"] += self.prices.cost(reply.model, reply.input_tokens, reply.output_tokens)
 
-    def add_failure(self, model: str) -> None:
+    def add_failure(self, model: str, retries: int = 0) -> None:
+        """Count a call that failed after ``retries`` further attempts."""
         with self._lock:
             self._rows[model]["failed"] += 1
+            self._rows[model]["retries"] += retries
+
+    def add_fallback(self, reason: str) -> None:
+        """Count a decision that fell back to its rules, and why ("unparseable reply", "call failed (...)")."""
+        with self._lock:
+            self.fallbacks[reason] += 1
 
     @property
     def spent_usd(self) -> float:
@@ -67,11 +78,31 @@ class Ledger:
         counts = [c for c in self.COLUMNS if c not in ("model", "usd")]
         return frame.astype({c: int for c in counts} | {"usd": float})
 
+    @property
+    def failed(self) -> int:
+        with self._lock:
+            return int(sum(row["failed"] for row in self._rows.values()))
+
+    @property
+    def fallback_count(self) -> int:
+        with self._lock:
+            return sum(self.fallbacks.values())
+
     def __str__(self) -> str:
         frame = self.summary()
         if frame.empty:
             return "no LLM calls"
-        return frame.to_string(index=False, formatters={"usd": "${:,.4f}".format})
+        table = frame.to_string(index=False, formatters={"usd": "${:,.4f}".format})
+        with self._lock:
+            reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(self.fallbacks.items()))
+        fell_back = f"{sum(self.fallbacks.values())} decisions fell back to rules ({reasons})" if reasons else ""
+        return f"{table}\n{fell_back or 'no decision fell back to rules'}"
+
+
+def dollars(amount: float) -> str:
+    """An amount in dollars with the cents, and more digits where the cents would round it ($0.005, not $0.01)."""
+    cents = f"{amount:,.2f}"
+    return f"${cents}" if round(amount, 2) == amount else f"${amount:,.6f}".rstrip("0")
 
 
 def check_budget(budget_usd: float | None) -> None:
@@ -117,12 +148,15 @@ class MeteredClient(LLMClient):
         hold = self._reserve(request)
         try:
             yield
-        except Exception:
-            self.ledger.add_failure(request.model or self.default_model)
+        except Exception as error:
+            self.ledger.add_failure(request.model or self.default_model, getattr(error, "retries", 0))
             raise
         finally:
             with self._lock:
                 self._reserved -= hold
+
+    def note_fallback(self, reason: str) -> None:
+        self.ledger.add_fallback(reason)
 
     def worst_case_usd(self, request: LLMRequest) -> float:
         """The most this call can cost: every prompt byte a token, and all of ``max_tokens`` used."""
@@ -130,8 +164,9 @@ class MeteredClient(LLMClient):
         price = self.ledger.prices.get(model)
         if price is None:
             raise BudgetExceeded(
-                f"cannot keep a budget for model {model!r}: it has no price in data/llm_prices.csv; "
-                f"pass prices={{{model!r}: (input_usd_per_mtok, output_usd_per_mtok)}}"
+                f"cannot keep a budget for model {model!r}: it has no price in data/llm_prices.csv. Give its "
+                "dollars per million input and output tokens: on the command line --price INPUT OUTPUT, in Python "
+                f"Ledger(prices={{{model!r}: (input_usd_per_mtok, output_usd_per_mtok)}})"
             )
         prompt = request.system + "".join(text for _, text in request.messages)
         input_bound = len(prompt.encode()) + _FRAMING_TOKENS * (1 + len(request.messages))
@@ -146,7 +181,7 @@ class MeteredClient(LLMClient):
             if committed + hold > self.budget_usd:
                 raise BudgetExceeded(
                     f"stopped before a call that could exceed the budget: ${committed:.4f} spent or in flight, "
-                    f"this call up to ${hold:.4f}, budget ${self.budget_usd:.2f}. Raise budget_usd to go on."
+                    f"this call up to ${hold:.4f}, budget {dollars(self.budget_usd)}. Raise the budget to go on."
                 )
             self._reserved += hold
         return hold

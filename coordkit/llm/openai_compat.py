@@ -140,22 +140,24 @@ class OpenAICompatibleClient(LLMClient):
         else:
             problem, retryable, headers = f"rejected the request: {self._status_problem(outcome, request)}", False, {}
         if not retryable:
-            raise self._error(problem) from cause
+            raise self._error(problem, attempt, cause) from None
         if attempt >= self.max_retries:
-            raise self._error(f"{problem} (gave up after {attempt + 1} attempt{'s' if attempt else ''})") from cause
+            gave_up = f"{problem} (gave up after {attempt + 1} attempt{'s' if attempt else ''})"
+            raise self._error(gave_up, attempt, cause) from None
         return _retry_delay(attempt, headers)
 
     def _reply(self, response: httpx.Response, request: LLMRequest, attempt: int, started: float) -> LLMReply:
         try:
             body = response.json()
         except ValueError:
-            raise self._error(f"answered with a body that is not JSON: {response.text[:200]!r}") from None
+            raise self._error(f"answered with a body that is not JSON: {response.text[:200]!r}", attempt) from None
         try:
             text = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             text = None
         if not isinstance(text, str):
-            raise self._error(f"answered without text in choices[0].message.content: {response.text[:200]!r}")
+            no_text = f"answered without text in choices[0].message.content: {response.text[:200]!r}"
+            raise self._error(no_text, attempt)
         usage = body.get("usage") or {}
         return LLMReply(
             text=text,
@@ -185,11 +187,13 @@ class OpenAICompatibleClient(LLMClient):
             return f"{problem}; check that base_url ends in /v1 and that the server has model {model!r}"
         return problem
 
-    def _error(self, problem: str) -> LLMError:
-        """An error naming the endpoint, with the API key (should a server echo it) masked."""
+    def _error(self, problem: str, attempt: int, cause: Exception | None = None) -> LLMError:
+        """An error naming the endpoint, with the API key (should a server echo it) masked, after ``attempt``
+        retries; ``cause`` (a transport error) is named, not chained."""
         message = f"{self.endpoint} {problem}"
         key = os.environ.get(self.api_key_env)
-        return LLMError(message.replace(key, "***") if key else message)
+        message = message.replace(key, "***") if key else message
+        return LLMError(message, cause=type(cause).__name__ if cause else "", retries=attempt)
 
 
 def _error_message(response: httpx.Response) -> str:

@@ -1,29 +1,39 @@
 """Record an LLM run once, replay it offline forever (design: "Policies and LLMs").
 
-A recording is a JSONL file: a header line (model, date, command, note), then one line per call with its
-request, its fingerprint, and the reply (text, model, token usage, latency) or the error it raised. The
-fingerprint is a SHA-256 of model + system + messages + temperature + max_tokens: the same prompt with the
+A recording is a JSONL file: a header line (model, date, the run it belongs to, command, note), then one line per
+call with its request, its fingerprint, and the reply (text, model, token usage, latency) or the error it raised.
+The fingerprint is a SHA-256 of model + system + messages + temperature + max_tokens: the same prompt with the
 same sampling parameters finds its reply again. A prompt asked several times is answered in recorded order
 (and with its last recorded reply once those run out).
+
+A replay that does not belong to its run stops at once (:class:`ReplayMismatch`): a recording made for another
+figure, a request of a kind the recording never saw, or no recorded reply for any of the first
+:data:`MISSES_BEFORE_MISMATCH` requests. A single request the recording lacks (:class:`ReplayMiss`) falls back to
+the rules like any failed call, and is counted in ``misses``.
 """
 
 import difflib
+import fcntl
 import hashlib
 import json
-import os
 import threading
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from datetime import UTC, datetime
 from pathlib import Path
 
-from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest
+from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest, StopRun, scrub
 
 FORMAT = 1
-SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+MISSES_BEFORE_MISMATCH = 8  # with no reply found for any of the first 8 requests, the recording is another run's
+CLOSEST_CANDIDATES = 20  # recorded prompts compared in full when explaining a miss (the rest by a quick bound)
 
 
 class ReplayMiss(LLMError):
     """The recording has no reply for this request; the message names the closest recorded prompt."""
+
+
+class ReplayMismatch(StopRun):
+    """The recording does not belong to this run; replaying it would only produce rule fallbacks."""
 
 
 def request_record(request: LLMRequest, model: str) -> dict:
@@ -45,22 +55,17 @@ def fingerprint(request: LLMRequest, model: str) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def scrub(text: str) -> str:
-    """``text`` with the value of every API-key variable replaced, so no key can reach a file or a log."""
-    for name in SECRET_VARIABLES:
-        secret = os.environ.get(name, "")
-        if len(secret) >= 8:
-            text = text.replace(secret, f"[{name} redacted]")
-    return text
-
-
 class RecordingClient(LLMClient):
     """Wraps ``inner`` and appends every call it answers — or fails — to the JSONL file at ``path``.
 
-    The file is started afresh with a header naming the model, the time, and what was run (``command``, ``note``).
+    The file is started afresh with a header naming the model, the time, the ``run`` it belongs to (a figure id;
+    a replay for another run is refused), and what was run (``command``, ``note``). Each call is one line, written
+    whole and flushed, so the calls made before a budget stop or a crash stay readable. The recorder holds a lock on
+    the file while it lives: a second recorder of the same file, in this process or another, is refused at once
+    instead of interleaving two runs' calls.
     """
 
-    def __init__(self, inner: LLMClient, path: Path | str, *, command: str = "", note: str = ""):
+    def __init__(self, inner: LLMClient, path: Path | str, *, run: str = "", command: str = "", note: str = ""):
         self.inner = inner
         self.path = Path(path)
         self.default_model = inner.default_model
@@ -70,12 +75,25 @@ class RecordingClient(LLMClient):
             "kind": "header",
             "format": FORMAT,
             "model": inner.default_model,
+            "run": run,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "command": command,
             "note": note,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(scrub(json.dumps(header, ensure_ascii=False)) + "\n")
+        self._file = self.path.open("a", encoding="utf-8")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise ValueError(f"{self.path} is being recorded by another run: record to another file") from None
+        self._file.truncate(0)
+        self._append(header)
+
+    def close(self) -> None:
+        """Release the file (it stays whole: every line was written as it came)."""
+        with self._lock:
+            self._file.close()
 
     def complete(self, request: LLMRequest) -> LLMReply:
         try:
@@ -95,6 +113,9 @@ class RecordingClient(LLMClient):
         self._write(request, reply=reply)
         return reply
 
+    def note_fallback(self, reason: str) -> None:
+        self.inner.note_fallback(reason)
+
     def _write(self, request: LLMRequest, reply: LLMReply | None = None, error: Exception | None = None) -> None:
         model = request.model or self.default_model
         line = {"kind": "call", "fingerprint": fingerprint(request, model), "request": request_record(request, model)}
@@ -107,9 +128,13 @@ class RecordingClient(LLMClient):
                 "latency_s": round(reply.latency_s, 4),
             }
         else:
-            line["error"] = {"type": type(error).__name__, "message": str(error)}
-        with self._lock, self.path.open("a") as file:
-            file.write(scrub(json.dumps(line, ensure_ascii=False)) + "\n")
+            line["error"] = {"type": getattr(error, "cause", type(error).__name__), "message": str(error)}
+        self._append(line)
+
+    def _append(self, line: dict) -> None:
+        with self._lock:
+            self._file.write(scrub(json.dumps(line, ensure_ascii=False)) + "\n")
+            self._file.flush()
 
 
 class ReplayClient(LLMClient):
@@ -117,24 +142,29 @@ class ReplayClient(LLMClient):
 
     Replies cost nothing and take no time (the recorded latency stays in ``metadata``). A recorded failure is
     raised again as :class:`LLMError`, so the replayed run falls back exactly where the recorded one did.
-    A request the recording does not hold raises :class:`ReplayMiss`, naming the closest recorded prompt.
+    A request the recording does not hold raises :class:`ReplayMiss`, naming the closest recorded prompt, and is
+    counted in ``misses``; a recording that does not belong to the run raises :class:`ReplayMismatch` (see the
+    module docstring). ``run`` names the run replaying (a figure id): a recording made for another is refused here.
     """
 
     billable = False
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, *, run: str | None = None):
         self.path = Path(path)
-        if not self.path.exists():
-            raise FileNotFoundError(f"no recording at {self.path}; make one with `coordkit record ID`")
-        lines = [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
-        if not lines or lines[0].get("kind") != "header" or lines[0].get("format") != FORMAT:
-            raise ValueError(f"{self.path} is not a coordkit recording (format {FORMAT}); record it again")
-        self.header = lines[0]
+        self.header, self.calls = read_recording(self.path)
+        recorded_run = self.header.get("run") or ""
+        if run and recorded_run and recorded_run != run:
+            raise ReplayMismatch(
+                f"{self.path} was recorded for {recorded_run}, not {run}: replay it with "
+                f"`coordkit reproduce {recorded_run} --replay {self.path}`, or record {run}: `coordkit record {run}`"
+            )
         self.default_model = self.header["model"]
-        self.calls = lines[1:]
+        self.misses = 0
+        self.hits = 0
         self._queues: dict[str, deque] = defaultdict(deque)
         for call in self.calls:
             self._queues[call["fingerprint"]].append(call)
+        self._purposes = Counter(call["request"]["purpose"] for call in self.calls)
         self._last: dict[str, dict] = {}
         self._lock = threading.Lock()
 
@@ -146,7 +176,13 @@ class ReplayClient(LLMClient):
             call = queue.popleft() if queue else self._last.get(key)
             if call is not None:
                 self._last[key] = call
+                self.hits += 1
+            else:
+                self.misses += 1
+                mismatch = self._mismatch(request)
         if call is None:
+            if mismatch:
+                raise ReplayMismatch(mismatch)
             raise ReplayMiss(self._explain_miss(request, model))
         if "error" in call:
             raise LLMError(f"recorded failure: {call['error']['type']}: {call['error']['message']}")
@@ -177,15 +213,29 @@ class ReplayClient(LLMClient):
             for r in (call["request"] for call in self.calls)
         ]
 
+    def _mismatch(self, request: LLMRequest) -> str:
+        """Why the recording cannot belong to this run, or "" when a miss is only a miss."""
+        if request.purpose not in self._purposes:
+            kinds = ", ".join(sorted(map(repr, self._purposes))) or "no calls at all"
+            return (
+                f"{self.path} does not belong to this run: the run asks a {request.purpose!r} request, and the "
+                f"recording holds {kinds}. Replay the recording made for this run, or record it again."
+            )
+        if self.hits == 0 and self.misses >= MISSES_BEFORE_MISMATCH:
+            return (
+                f"{self.path} does not belong to this run: none of its first {self.misses} requests is in the "
+                f"recording (made {self.header.get('created', '?')} by {self.header.get('command') or '?'}). "
+                "The prompts, parameters or seeds differ: record the run again with `coordkit record`."
+            )
+        return ""
+
     def _explain_miss(self, request: LLMRequest, model: str) -> str:
         wanted = request_record(request, model)
-        if not self.calls:
-            return f"{self.path.name} holds no calls; record the run again"
         text = _as_text(wanted)
-        closest = max(
-            self.calls, key=lambda call: difflib.SequenceMatcher(None, text, _as_text(call["request"])).ratio()
-        )
-        recorded = closest["request"]
+        candidates = [call for call in self.calls if call["request"]["purpose"] == request.purpose]
+        matchers = [difflib.SequenceMatcher(None, text, _as_text(call["request"])) for call in candidates]
+        shortlist = sorted(range(len(candidates)), key=lambda i: -matchers[i].quick_ratio())[:CLOSEST_CANDIDATES]
+        recorded = candidates[max(shortlist, key=lambda i: matchers[i].ratio())]["request"]
         changes = [
             f"{name}: recorded {recorded[name]!r}, asked {wanted[name]!r}"
             for name in ("model", "temperature", "max_tokens")
@@ -207,11 +257,79 @@ class ReplayClient(LLMClient):
         )
 
 
+def read_recording(path: Path) -> tuple[dict, list[dict]]:
+    """A recording's header and calls, each line checked: a damaged file is named with its line and the fault."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no recording at {path}; make one with `coordkit record ID`")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte {error.start}), so not a coordkit recording: record it again"
+        ) from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty, not a coordkit recording: record it again")
+    header = _line(path, *lines[0])
+    if header.get("kind") != "header" or header.get("format") != FORMAT or not isinstance(header.get("model"), str):
+        raise ValueError(f"{path}, line {lines[0][0]}: not a coordkit recording header (format {FORMAT}); record again")
+    calls = []
+    for number, line in lines[1:]:
+        call = _line(path, number, line)
+        problem = _call_problem(call)
+        if problem:
+            raise ValueError(f"{path}, line {number}: {problem}; the file is damaged: record it again")
+        calls.append(call)
+    return header, calls
+
+
+def _line(path: Path, number: int, line: str) -> dict:
+    try:
+        value = json.loads(line)
+    except ValueError as error:
+        raise ValueError(f"{path}, line {number}: not JSON ({error}); the file is damaged: record it again") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}, line {number}: a JSON {type(value).__name__}, not a recorded call: record it again")
+    return value
+
+
+_REQUEST_FIELDS = {"model": str, "system": str, "messages": list, "temperature": (int, float), "max_tokens": int}
+_REPLY_FIELDS = {"text": str, "model": str, "input_tokens": int, "output_tokens": int, "latency_s": (int, float)}
+
+
+def _call_problem(call: dict) -> str:
+    """What is wrong with one recorded call line, or ""."""
+    if call.get("kind") != "call" or not isinstance(call.get("fingerprint"), str):
+        return "not a recorded call (it needs kind 'call' and a fingerprint)"
+    request = call.get("request")
+    if not isinstance(request, dict) or _fields_problem(request, _REQUEST_FIELDS):
+        return f"the request {_fields_problem(request, _REQUEST_FIELDS) if isinstance(request, dict) else 'is missing'}"
+    if not all(isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m) for m in request["messages"]):
+        return "the request's messages are not [role, text] pairs"
+    request.setdefault("purpose", "")
+    if isinstance(call.get("reply"), dict):
+        problem = _fields_problem(call["reply"], _REPLY_FIELDS)
+        return f"the reply {problem}" if problem else ""
+    error = call.get("error")
+    if isinstance(error, dict) and isinstance(error.get("type"), str) and isinstance(error.get("message"), str):
+        return ""
+    return "neither a reply nor an error is recorded"
+
+
+def _fields_problem(record: dict, fields: dict) -> str:
+    for name, kind in fields.items():
+        if name not in record:
+            return f"has no {name!r}"
+        if isinstance(record[name], bool) or not isinstance(record[name], kind):
+            return f"has a {type(record[name]).__name__} for {name!r}"
+    return ""
+
+
 def _as_text(record: dict) -> str:
     return "\n".join([f"[system] {record['system']}", *(f"[{role}] {text}" for role, text in record["messages"])])
 
 
 def recording_age(path: Path | str) -> str:
     """When and with which model a recording was made, for a notebook's one-line notice."""
-    header = json.loads(Path(path).read_text().splitlines()[0])
-    return f"{header['model']}, recorded {header['created'][:10]}"
+    header, _ = read_recording(Path(path))
+    return f"{header['model']}, recorded {str(header.get('created', '?'))[:10]}"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from coordkit.llm.anthropic_client import DEFAULT_MODEL, KEY_VARIABLE, MODEL_VARIABLE, AnthropicClient, has_key
-from coordkit.llm.base import BudgetExceeded, LLMClient
-from coordkit.llm.ledger import Ledger, MeteredClient
+from coordkit.llm.base import BudgetExceeded, LLMClient, StopRun
+from coordkit.llm.ledger import Ledger, MeteredClient, check_budget, dollars
 from coordkit.llm.prices import PriceTable
 from coordkit.llm.recording import RecordingClient, ReplayClient, recording_age
 from coordkit.paths import DATA
@@ -37,11 +37,12 @@ class LLMSession:
         return self.client is not None
 
     def run(self, experiment, *args, **kwargs):
-        """``experiment(*args, llm=client, **kwargs)``; a budget stop prints why and returns None."""
+        """``experiment(*args, llm=client, **kwargs)``; a budget stop, or a recording that does not belong to the
+        run, prints why and returns None."""
         try:
             return experiment(*args, llm=self.client, **kwargs)
-        except BudgetExceeded as stop:
-            print(f"Budget reached, run stopped: {stop}")
+        except StopRun as stop:
+            print(f"{'Budget reached' if isinstance(stop, BudgetExceeded) else 'Replay stopped'}, run stopped: {stop}")
             return None
 
     def summary(self) -> pd.DataFrame:
@@ -79,10 +80,12 @@ def open_llm(
         record_to: a live run is also recorded to this JSONL file, for replaying later.
         mode: "live", "replay" or "off"; default ``$COORDKIT_LLM``, else automatic.
     """
+    check_budget(budget_usd)
     mode = mode or os.environ.get(MODE_VARIABLE) or None
     if mode is not None and mode not in MODES:
         raise ValueError(f"LLM mode {mode!r} is not one of {', '.join(MODES)} (check ${MODE_VARIABLE})")
     path = recording_path(recording)
+    run = "" if path == Path(recording) else str(recording)  # a recording named by its run, not a file
     ledger = Ledger()
     if mode == "live" or (mode is None and has_key()):
         if not has_key():
@@ -91,15 +94,15 @@ def open_llm(
             )
         client: LLMClient = AnthropicClient(model)
         if record_to is not None:
-            client = RecordingClient(client, record_to, command=f"open_llm({str(recording)!r})")
+            client = RecordingClient(client, record_to, run=run, command=f"open_llm({str(recording)!r})")
         notice = (
-            f"Live: {client.default_model} through the Anthropic API, budget ${budget_usd:.2f}. "
+            f"Live: {client.default_model} through the Anthropic API, budget {dollars(budget_usd)}. "
             "Replies vary from run to run."
         )
         return LLMSession("live", MeteredClient(client, ledger, budget_usd), ledger, notice)
     if mode in (None, "replay") and path.exists():
         notice = f"Replaying {path.name} ({recording_age(path)}): offline, free, the same every time."
-        return LLMSession("replay", MeteredClient(ReplayClient(path), ledger), ledger, notice)
+        return LLMSession("replay", MeteredClient(ReplayClient(path, run=run), ledger), ledger, notice)
     return LLMSession(
         "off",
         None,
