@@ -64,6 +64,9 @@ def test_run_help_shows_a_percent_sign_in_a_parameters_doc(capsys):
 def test_run_refuses_a_bad_value_naming_the_parameter_before_playing(tmp_path, capsys):
     assert main(["run", "beer-game", "--stages", "2.5", "--out", str(tmp_path)]) == 2
     assert "stages=2.5 is not an integer: stages takes an integer from 2 to 8" in capsys.readouterr().err
+    for text, problem in [("abc", "'abc' is not a number"), ("nan", "nan is not an integer"), ("inf", "inf is not")]:
+        assert main(["run", "beer-game", "--rounds", text, "--out", str(tmp_path)]) == 2
+        assert f"rounds={problem}" in capsys.readouterr().err
     assert not (tmp_path / "beer-game.csv").exists()
     assert main(["run", "beer-gam"]) == 2
     assert "no model 'beer-gam'" in capsys.readouterr().err

@@ -159,7 +159,7 @@ def bad_values(param) -> list:
 def _wrong_kinds(param) -> list:
     match param:
         case Integer():
-            return [param.low - 1, param.high + 1, param.low + 0.5, str(param.default), True]
+            return [math.nan, math.inf, param.low - 1, param.high + 1, param.low + 0.5, str(param.default), True]
         case Real():
             return [math.nan, math.inf, param.low - 1, param.high + 1, "1", True]
         case Flag():
