@@ -12,14 +12,13 @@ from test_llm_through_the_sdk import KEY, beer_reply, claude, play
 
 from coordkit.cli import main
 from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
-from coordkit.llm.fake_server import FakeLLMServer, Fault
+from coordkit.llm.fake_server import SOME_OF_EACH, FakeLLMServer, Fault, SpreadFaults
 from coordkit.llm.ledger import dollars
 from coordkit.llm.recording import MISSES_BEFORE_MISMATCH, ReplayMismatch, ReplayMiss
 from coordkit.llm.scripted import ScriptedClient
 from coordkit.paths import DATA
 
 SHIPPED = DATA / "recordings" / "rep-beer-fig1.jsonl"  # recorded for rep-beer-fig1 with the rule-based stand-in
-KINDS = ("rate_limit", "server_error", "malformed", "empty")
 
 
 @pytest.fixture(autouse=True)
@@ -29,39 +28,26 @@ def fake_key(monkeypatch):
     monkeypatch.delenv("COORDKIT_LLM", raising=False)
 
 
-def every(percent: int, kinds=KINDS):
-    """Faults on ``percent`` of the requests, spread evenly and the same every run; the list of those injected."""
-    injected: list[str] = []
-
-    def faults(index, request):
-        if (index * 37) % 100 >= percent:
-            return None
-        injected.append(kinds[(index // 2) % len(kinds)])
-        return Fault(injected[-1], retry_after_ms=1)
-
-    return faults, injected
-
-
 @pytest.mark.parametrize("percent", [10, 30, 60])
 def test_a_game_completes_under_faults_and_every_one_is_counted_once(percent):
-    faults, injected = every(percent)
+    faults = SpreadFaults(percent, retry_after_ms=1)
     with FakeLLMServer(beer_reply, faults=faults) as server:
         client = MeteredClient(claude(server, model="claude-haiku-4-5", max_retries=2))
         game = play("rep_textual", seed=3, rounds=12, llm=client)
     ledger = client.ledger
-    assert game.frame()["round"].max() == 12 and set(injected) == set(KINDS)
+    assert game.frame()["round"].max() == 12 and set(faults.injected) == set(SOME_OF_EACH)
     assert ledger.fallbacks == game.fallback_reasons and ledger.fallback_count == game.llm_fallbacks > 0
     failed_calls = sum(n for reason, n in game.fallback_reasons.items() if reason.startswith("call failed"))
     assert failed_calls == ledger.failed
     retries = int(ledger.summary()["retries"].sum())
     assert ledger.calls + ledger.failed + retries == len(server.requests)  # every HTTP request, once
-    assert len(injected) == retries + ledger.failed + game.fallback_reasons["unparseable reply"]
+    assert len(faults.injected) == retries + ledger.failed + game.fallback_reasons["unparseable reply"]
     assert f"{game.llm_fallbacks} decisions fell back to rules (" in str(ledger)
 
 
 @pytest.mark.parametrize("budget", [0.0, 0.005, 0.03])
 def test_a_small_budget_is_never_exceeded_even_when_calls_fail(budget):
-    faults, _ = every(30)
+    faults = SpreadFaults(30, retry_after_ms=1)
     with FakeLLMServer(beer_reply, faults=faults) as server:
         client = MeteredClient(claude(server, model="claude-haiku-4-5", max_retries=2), budget_usd=budget)
         with pytest.raises(BudgetExceeded, match=re.escape(f"budget {dollars(budget)}. Raise the budget to go on.")):

@@ -54,6 +54,31 @@ class FakeRequest:
 
 
 Faults = Sequence[Fault | None] | Callable[[int, FakeRequest], Fault | None]
+SOME_OF_EACH = ("rate_limit", "server_error", "malformed", "empty")
+
+
+class SpreadFaults:
+    """Faults on ``percent`` of the requests, spread evenly and the same in every run, for ``faults=``.
+
+    Request i is hit when 37·i mod 100 < ``percent`` (so exactly ``percent`` of every hundred), with the ``kinds``
+    in turn; ``injected`` lists the kinds sent, in order.
+    """
+
+    def __init__(self, percent: int, kinds: Sequence[str] = SOME_OF_EACH, retry_after_ms: int = 20):
+        if isinstance(percent, bool) or not isinstance(percent, int) or not 0 <= percent <= 100:
+            raise ValueError(f"percent={percent!r}: give a whole percentage from 0 to 100")
+        self.percent = percent
+        self.faults = [Fault(kind, retry_after_ms=retry_after_ms) for kind in kinds]
+        self.injected: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, index: int, request: FakeRequest) -> Fault | None:
+        if (index * 37) % 100 >= self.percent:
+            return None
+        fault = self.faults[(index // 2) % len(self.faults)]
+        with self._lock:
+            self.injected.append(fault.kind)
+        return fault
 
 
 class FakeLLMServer:
