@@ -3,62 +3,56 @@
 ``run`` is either a model class (:class:`coordkit.model.Model`), played as ``Model(**params, rng=seed).run()``
 and collected as one row of its ``summary()`` (or its ``frame()``), or a function called as
 ``run(**params, seed=seed)`` that returns a DataFrame (many rows) or a Mapping (one row). A model's grid is
-checked against its declared parameters before anything runs. For ``engine="processes"``, ``run`` must live in
-an importable module (a ``.py`` file), not in a notebook cell, because each worker process imports it by name.
+checked against its declared parameters before anything runs.
+
+Runs execute on an engine (:mod:`coordkit.engines`): here, in local processes, or on a Dask cluster; the result
+is the same frame whatever the engine. For ``engine="processes"``, ``run`` must live in an importable module (a
+``.py`` file), not in a notebook cell, because each worker process imports it by name. With ``store=``, every
+finished run is kept on disk as it arrives (:mod:`coordkit.sweep_store`), and the same sweep run again skips
+what is done.
 """
 
 import itertools
-import multiprocessing
-import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve
 from coordkit.model import Model
 from coordkit.seeds import derive_seeds
+from coordkit.sweep_store import SweepStore
+
+__all__ = ["DaskEngine", "Engine", "ProcessEngine", "SerialEngine", "SweepError", "sweep"]
 
 type RunResult = pd.DataFrame | Mapping[str, Any]
 type Run = Callable[..., RunResult] | type[Model]
 type Task = tuple[Run, dict[str, Any], dict[str, Any], int, bool]
 
 
-class Engine(Protocol):
-    """Something that applies ``fn`` to every task, yielding results in task order."""
-
-    def map[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[R]: ...
-
-
-class SerialEngine:
-    """Runs tasks one after another in this process."""
-
-    def map[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[R]:
-        return map(fn, tasks)
-
-
 @dataclass(frozen=True)
-class ProcessEngine:
-    """Runs tasks in a pool of ``workers`` fresh ("spawn") processes; None means one per CPU.
+class RunFailed:
+    """What a run raised, as text (it travels back from a worker process or a cluster)."""
 
-    Spawn rather than fork, because forking a process that runs threads
-    (as a Jupyter kernel does) can deadlock.
-    """
+    error: str
+    trace: str
 
-    workers: int | None = None
 
-    def map[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[R]:
-        if not tasks:
-            return
-        workers = min(self.workers or os.cpu_count() or 1, len(tasks))
-        chunksize = max(1, len(tasks) // (4 * workers))
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as executor:
-            yield from executor.map(fn, tasks, chunksize=chunksize)
+class SweepError(RuntimeError):
+    """Some runs failed or a worker died. ``failures`` lists each failed run (params, seed, error, trace);
+    ``results`` holds the runs that finished, in task order."""
+
+    def __init__(self, message: str, failures: list[dict[str, Any]], results: pd.DataFrame):
+        super().__init__(message)
+        self.failures = failures
+        self.results = results
 
 
 def sweep(
@@ -69,8 +63,9 @@ def sweep(
     base_seed: int = 0,
     fixed: Mapping[str, Any] | None = None,
     frame: bool = False,
-    engine: str | Engine = "serial",
+    engine: str | Engine | None = None,
     workers: int | None = None,
+    store: str | Path | None = None,
     progress: bool = True,
     desc: str | None = None,
 ) -> pd.DataFrame:
@@ -81,12 +76,15 @@ def sweep(
     column of their own (an LLM client, say). ``seeds`` is a number of seeds to
     derive from ``base_seed`` or an explicit sequence of seeds. A model class
     gives one row of ``summary()`` per run, or its ``frame()`` with
-    ``frame=True``. ``engine`` is "serial", "processes" or any ``Engine``;
-    ``workers`` sets the pool size for "processes". Each result gets the
-    parameter columns and a ``seed`` column in front (unless it already has a
+    ``frame=True``. ``engine`` is "serial", "processes", "dask" or any ``Engine``
+    (default: serial, or the engine of an enclosing :func:`coordkit.engines.using`);
+    ``workers`` sets the pool size for "processes" and "dask". ``store`` is a folder
+    that keeps every finished run; run the same sweep again to finish an interrupted one.
+    Each result gets the parameter columns and a ``seed`` column in front (unless it already has a
     column of that name). Rows follow grid order (the product of the grid's
     values, first key slowest), then seed order, whatever the engine. The
-    results' own indexes are discarded.
+    results' own indexes are discarded. Runs that raise do not stop the others: once all are done,
+    :class:`SweepError` names each failed run's parameters and seed and carries the finished results.
     """
     combinations = _combinations(grid)
     seed_list = _seed_list(seeds, base_seed)
@@ -95,13 +93,77 @@ def sweep(
         run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__)
     elif frame:
         raise ValueError("frame=True collects a model's frame(); pass a model class, or return a frame from run")
-    engine = _engine(engine, workers)
+    engine = resolve(engine, workers)
     if isinstance(engine, ProcessEngine):
         _require_importable(run)
     tasks = [(run, params, fixed, seed, frame) for params in combinations for seed in seed_list]
-    results = engine.map(_run_task, tasks)
-    frames = list(tqdm(results, total=len(tasks), desc=desc, disable=not progress))
-    return pd.concat(frames, ignore_index=True)
+    opened = SweepStore(store, run, fixed=fixed, frame=frame) if store is not None else nullcontext()
+    with opened as kept, tqdm(total=len(tasks), desc=desc, disable=not progress) as bar:
+        results = _read_stored(kept, tasks)
+        bar.update(sum(result is not None for result in results))
+        failures: dict[int, dict[str, Any]] = {}
+        try:
+            _run_the_rest(engine, tasks, results, failures, kept, bar)
+        except WorkerLost as lost:
+            raise _sweep_error(f"{lost}", failures, results, store) from None
+    if failures:
+        raise _sweep_error(f"{len(failures)} of {len(tasks)} runs failed", failures, results, store)
+    return pd.concat(results, ignore_index=True)
+
+
+def _read_stored(kept: SweepStore | None, tasks: list[Task]) -> list[pd.DataFrame | None]:
+    """Each task's stored result, or None for a task still to run."""
+    results: list[pd.DataFrame | None] = [None] * len(tasks)
+    if kept is None:
+        return results
+    keys = [kept.key(params, seed) for _, params, _, seed, _ in tasks]
+    done = kept.done()
+    stored = [i for i, key in enumerate(keys) if key in done]
+    for i, result in zip(stored, kept.read([keys[i] for i in stored]), strict=True):
+        results[i] = result
+    return results
+
+
+def _run_the_rest(engine: Engine, tasks: list[Task], results: list, failures: dict, kept: SweepStore | None, bar):
+    """Run every task without a result on ``engine``, filling ``results`` (and the store) as runs finish, and
+    ``failures`` (task position → params, seed, error, trace) as runs fail."""
+    todo = [i for i, result in enumerate(results) if result is None]
+    for position, outcome in engine.map_unordered(_attempt, [tasks[i] for i in todo]):
+        i = todo[position]
+        _, params, _, seed, _ = tasks[i]
+        if isinstance(outcome, RunFailed):
+            failures[i] = {"params": params, "seed": seed, "error": outcome.error, "trace": outcome.trace}
+        else:
+            results[i] = outcome
+            if kept is not None:
+                kept.write(kept.key(params, seed), params, seed, outcome)
+        bar.update()
+
+
+def _attempt(task: Task) -> pd.DataFrame | RunFailed:
+    """One task's labelled result, or what it raised (an engine never sees an exception)."""
+    try:
+        return _run_task(task)
+    except Exception as error:
+        return RunFailed(f"{type(error).__name__}: {error}", traceback.format_exc())
+
+
+def _sweep_error(problem: str, failed: dict[int, dict], results: list, store: str | Path | None) -> SweepError:
+    failures = [failed[i] for i in sorted(failed)]
+    finished = [result for result in results if result is not None]
+    lines = [f"  {_labels(f['params'], f['seed'])}: {f['error']}" for f in failures[:5]]
+    lines += [f"  ... and {len(failures) - 5} more"] if len(failures) > 5 else []
+    kept = f", and in {store}: run the same sweep again to redo only what is missing" if store is not None else ""
+    message = "\n".join(
+        [f"{problem}:" if failures else f"{problem}.", *lines]
+        + [f"The {len(finished)} finished runs are in the error's .results{kept} (tracebacks in .failures)."]
+    )
+    frame = pd.concat(finished, ignore_index=True) if finished else pd.DataFrame()
+    return SweepError(message, failures, frame)
+
+
+def _labels(params: dict[str, Any], seed: int) -> str:
+    return ", ".join([*(f"{name}={value!r}" for name, value in params.items()), f"seed={seed}"])
 
 
 def _run_task(task: Task) -> pd.DataFrame:
@@ -141,17 +203,6 @@ def _seed_list(seeds: int | Sequence[int], base_seed: int) -> list[int]:
     if not seed_list:
         raise ValueError(f"sweep needs at least one seed, got seeds={seeds!r}")
     return seed_list
-
-
-def _engine(engine: str | Engine, workers: int | None) -> Engine:
-    """Look up an engine by name, or pass an Engine instance through."""
-    if engine == "serial":
-        return SerialEngine()
-    if engine == "processes":
-        return ProcessEngine(workers)
-    if isinstance(engine, str):
-        raise ValueError(f"unknown engine {engine!r}; choose 'serial' or 'processes'")
-    return engine
 
 
 def _is_model(run: Run) -> bool:

@@ -1,5 +1,8 @@
 """Module-level run functions for test_sweep.py, importable by spawned worker processes."""
 
+import os
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -44,3 +47,23 @@ class Walk(Model):
 
     def summary(self) -> dict:
         return {"final": self.path[-1]}
+
+
+def failing_run(x: int, seed: int) -> dict[str, int]:
+    """One row, except that x == 3 raises: a sweep must report it and still collect the others."""
+    if x == 3:
+        raise ZeroDivisionError(f"x={x} divides by zero")
+    return {"square": x * x + seed % 5}
+
+
+def slow_run(x: int, seed: int) -> dict[str, float]:
+    """One row after 20 ms of work, so that a sweep can be killed half way."""
+    time.sleep(0.02)
+    return {"value": float(np.random.default_rng(seed).normal() + x)}
+
+
+def dying_run(x: int, seed: int) -> dict[str, int]:
+    """One row, except that x == 2 kills the worker process that runs it (as the out-of-memory killer would)."""
+    if x == 2:
+        os._exit(1)
+    return {"value": x}

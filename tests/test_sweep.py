@@ -6,7 +6,7 @@ from sweep_targets import Walk, coin_run, seed_echo_run, walk_run
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import ProcessEngine, SerialEngine, sweep
+from coordkit.sweep import ProcessEngine, SerialEngine, SweepError, sweep
 
 GRID = {"p": [0.2, 0.8], "flips": [10, 20, 30]}
 
@@ -67,12 +67,12 @@ def test_process_engine_returns_exactly_the_serial_result():
     assert_frame_equal(parallel, serial)
 
 
-def test_any_engine_with_a_map_method_can_be_plugged_in():
+def test_any_engine_with_a_map_unordered_method_can_be_plugged_in():
     class ReversingEngine:
-        """Computes tasks last to first but still yields them in task order."""
+        """Computes tasks last to first and yields them in that order, with their positions."""
 
-        def map(self, fn, tasks):
-            return reversed([fn(task) for task in reversed(tasks)])
+        def map_unordered(self, fn, tasks):
+            return ((i, fn(tasks[i])) for i in reversed(range(len(tasks))))
 
     grid = {"p": [0.3, 0.7], "flips": [10]}
     expected = sweep(coin_run, grid, seeds=3, progress=False)
@@ -81,7 +81,7 @@ def test_any_engine_with_a_map_method_can_be_plugged_in():
 
 
 def test_process_engine_with_no_tasks_yields_nothing():
-    assert list(ProcessEngine(workers=2).map(abs, [])) == []
+    assert list(ProcessEngine(workers=2).map_unordered(abs, [])) == []
 
 
 def test_progress_bar_is_shown_only_when_asked(capsys):
@@ -92,7 +92,7 @@ def test_progress_bar_is_shown_only_when_asked(capsys):
 
 
 def test_unknown_engine_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown engine 'threads'; choose 'serial' or 'processes'"):
+    with pytest.raises(ValueError, match="unknown engine 'threads'; choose one of 'serial', 'processes', 'dask'"):
         sweep(coin_run, GRID, engine="threads")
 
 
@@ -131,7 +131,7 @@ def test_no_seeds(seeds):
 
 
 def test_run_must_return_a_dataframe_or_mapping():
-    with pytest.raises(TypeError, match="DataFrame or a Mapping .* got list"):
+    with pytest.raises(SweepError, match="seed=.*: TypeError: run must return a DataFrame or a Mapping .* got list"):
         sweep(lambda seed: [seed], progress=False)
 
 
