@@ -13,8 +13,9 @@ and run one model with the parameters it declares.
 import argparse
 import shlex
 import sys
+from contextlib import nullcontext
 
-from coordkit import figures, viz
+from coordkit import engines, figures, viz
 from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.ledger import check_budget
@@ -107,9 +108,11 @@ def reproduce(args: argparse.Namespace) -> int:
     seeds = _seeds(args, figure)
     writable_folder(args.figures_out)
     if not args.replay:
-        _write(figure, figure.compute(seeds, args.base_seed), seeds, args)
+        _write(figure, _compute_on(args.engine, args.workers, figure, seeds, args.base_seed), seeds, args)
         return 0
     _require_llm(figure)
+    if args.engine != "serial":
+        raise ValueError(f"--engine {args.engine} cannot replay: the replay runs in this process; drop --engine")
     ledger, replay = Ledger(), ReplayClient(args.replay, run=figure.id)
     data = figure.compute(seeds, args.base_seed, llm=MeteredClient(replay, ledger))
     print(f"replayed {args.replay}:\n{ledger}\n")
@@ -155,6 +158,16 @@ def record(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compute_on(name: str, workers: int | None, figure: figures.Figure, seeds: int, base_seed: int):
+    """``figure.compute`` with every sweep inside it on the engine ``name``."""
+    engine = engines.resolve(name, workers)
+    with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine) as default:
+        data = figure.compute(seeds, base_seed)
+    if name != "serial" and default.sweeps == 0:
+        print(f"note: {figure.id} is not computed through sweep(), so it ran here, not on --engine {name}")
+    return data
+
+
 def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
     if not figure.llm_agents:
         llm = [f.id for f in figures.all_figures().values() if f.llm_agents]
@@ -198,6 +211,14 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("reproduce", help="regenerate a figure's data (CSV) and chart, and compare")
     _figure_options(run)
     run.add_argument("--replay", metavar="FILE", help="play the LLM agents from this recording (offline, free)")
+    run.add_argument(
+        "--engine",
+        choices=engines.ENGINES,
+        default="serial",
+        help="where the figure's sweeps run: here, local processes, or Dask (a local cluster, or the one at "
+        f"${engines.SCHEDULER_VARIABLE}); default: serial",
+    )
+    run.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
     run.set_defaults(command=reproduce)
     rec = commands.add_parser("record", help="run a figure with LLM agents and record every call for replay")
     _figure_options(rec, figures_out="out")
