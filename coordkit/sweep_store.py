@@ -47,7 +47,8 @@ def run_name(run) -> str:
 
 
 def code_fingerprint(run) -> str:
-    """A hash of the code that computes the runs: the coordkit package, and ``run``'s own file if it lives outside."""
+    """A hash of the code that computes the runs: the coordkit package, and ``run``'s own file if it lives outside
+    (a function defined in a notebook cell has no file: a change to it is not seen)."""
     files = sorted(PACKAGE.rglob("*.py"))
     module_file = getattr(sys.modules.get(run.__module__), "__file__", None)  # none for a notebook's cells
     if module_file and not Path(module_file).resolve().is_relative_to(PACKAGE.resolve()):
