@@ -13,7 +13,7 @@ TEST_ARGS ?= -q
 .PHONY: lab test clean venv
 
 lab: $(MARKER)
-	$(VENV)/bin/jupyter lab $(START) $(ROOT_FLAG) $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(START) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(MARKER)
 	$(VPY) -m ruff check .
