@@ -204,6 +204,7 @@ class ExperimentPanel:
 
         self.params = {param.name: param for param in params}
         self.controls = {param.name: param.widget() for param in params}
+        _align(self.controls.values())
         self.status = widgets.HTML()
         self.progress = widgets.FloatProgress(min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden"))
         self.output = widgets.Output()
@@ -211,6 +212,9 @@ class ExperimentPanel:
         status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
         controls = widgets.VBox(list(self.controls.values()))
         self.widget = widgets.VBox([*heading, controls, status_line, self.output])
+        parts = {"": self.widget, "-controls": controls, "-status": self.status, "-chart": self.output}
+        for suffix, part in parts.items():
+            part.add_class(f"coordkit-panel{suffix}")  # for the browser tests, and for anyone styling a panel
 
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -335,6 +339,22 @@ def _describe(name: str, label: str | None) -> str:
 def _decimals(step: float) -> int:
     """How many decimals a slider with this step must show (0.05 -> 2)."""
     return max(0, -Decimal(str(step)).normalize().as_tuple().exponent)
+
+
+SLIDER_TRACK, DROPDOWN_BOX = "24em", "16em"
+
+
+def _align(controls) -> None:
+    """One description width for a panel's sliders and dropdowns, the longest label's, so that every track
+    starts at the same x and (sliders) has the same length."""
+    labelled = [c for c in controls if isinstance(c, widgets.IntSlider | widgets.FloatSlider | widgets.Dropdown)]
+    if not labelled:
+        return
+    width = f"{max(len(c.description) for c in labelled) + 1}ch"
+    for control in labelled:
+        control.style.description_width = width
+        box = DROPDOWN_BOX if isinstance(control, widgets.Dropdown) else SLIDER_TRACK
+        control.layout.width = f"calc({width} + {box})"
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
