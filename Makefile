@@ -23,7 +23,7 @@ test: $(MARKER)
 venv: $(MARKER)
 
 # Reuse .venv if its Python is new enough, otherwise (re)create it; then install the kit with its test tools.
-$(MARKER): pyproject.toml
+$(MARKER): pyproject.toml tools/lab-overrides.json
 	@if $(VPY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then \
 		echo "Using $(VENV) ($$($(VPY) --version))"; \
 	else \
@@ -33,6 +33,9 @@ $(MARKER): pyproject.toml
 	fi
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e ".[test]"
+	@# JupyterLab defaults for this environment: save widget state, so a saved notebook shows its panels
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp tools/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $@
 
 clean:

@@ -269,7 +269,23 @@ class ExperimentPanel:
         self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, and a static view of the chart shown now for readers without a kernel (a notebook on
+        GitHub or nbviewer): JupyterLab shows the widget, renderers that cannot show widgets fall back to it."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        snapshot = self.snapshot_html()
+        if snapshot:
+            bundle["text/html"] = snapshot
+        return bundle
+
+    def snapshot_html(self) -> str:
+        """The current chart as static HTML, under a line saying which values it shows ("" with no chart)."""
+        charts = [_static(output.get("data", {})) for output in self.output.outputs]
+        charts = [chart for chart in charts if chart]
+        if not charts:
+            return ""
+        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in self.values.items())
+        caption = f"A static view of the panel at {values}; run the notebook to use its controls."
+        return f"<p><i>{html.escape(caption)}</i></p>" + "".join(charts)
 
 
 def control(param: parameters.Param, **options: Any) -> Param:
@@ -355,6 +371,15 @@ def _align(controls) -> None:
         control.style.description_width = width
         box = DROPDOWN_BOX if isinstance(control, widgets.Dropdown) else SLIDER_TRACK
         control.layout.width = f"calc({width} + {box})"
+
+
+def _static(data: dict) -> str:
+    """One output as HTML that needs no kernel and no script: inline SVG, a PNG as a data URI, or HTML (a table)."""
+    if "image/svg+xml" in data:
+        return str(data["image/svg+xml"])
+    if "image/png" in data:
+        return f'<img src="data:image/png;base64,{data["image/png"]}" alt="chart">'
+    return str(data.get("text/html", ""))
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

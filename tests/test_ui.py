@@ -2,11 +2,12 @@
 
 import asyncio
 
+import altair as alt
 import ipywidgets as widgets
 import pandas as pd
 import pytest
 
-from coordkit import parameters
+from coordkit import parameters, viz
 from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, controls, model_panel
 
 
@@ -257,3 +258,19 @@ def test_an_option_meaning_none_shows_its_label_and_gives_none():
     assert panel.values == {"consensus": None} and calls.calls[-1] == {"consensus": None}
     dropdown.label = "median"
     assert panel.values == {"consensus": "median_coordinate"}
+
+
+def test_a_panel_carries_a_static_view_of_its_chart_for_readers_without_a_kernel():
+    viz.setup()
+    chart = lambda frame: alt.Chart(frame).mark_line().encode(x="x", y="y")  # noqa: E731
+    panel = ExperimentPanel(
+        lambda n: pd.DataFrame({"x": range(n), "y": range(n)}), [Slider("n", 2, 10, default=3)], chart, debounce=0
+    )
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab shows the live widget
+    assert bundle["text/html"].startswith("<p><i>A static view of the panel at n = 3; run the notebook")
+    assert "<svg" in bundle["text/html"]
+    table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [Slider("n", 2, 10)], debounce=0)
+    assert "<table" in table._repr_mimebundle_()["text/html"]
+    failing = ExperimentPanel(lambda n: 1 / 0, [Slider("n", 2, 10)], debounce=0)
+    assert "text/html" not in failing._repr_mimebundle_()  # nothing shown, nothing to keep
