@@ -6,6 +6,7 @@ Altair's 5,000-row limit stays on: aggregate in pandas first (one row per point,
 charts fast and notebooks small.
 """
 
+import html
 import json
 import uuid
 from functools import cache
@@ -211,3 +212,47 @@ def _vega_bundle() -> str:
     """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     return vl_convert.javascript_bundle(vl_version=f"v{major}_{minor}")
+
+
+TABLE_CSS = (
+    "border-collapse:collapse;table-layout:auto;max-width:1150px;font-size:12.5px;line-height:1.35;"
+    "font-variant-numeric:tabular-nums"
+)
+
+
+class Table:
+    """A frame shown as an HTML table that fits a notebook column (long cells wrap between words), and as its
+    plain text (``to_string``, no index) where there is no HTML: a comparison table to read, not to scroll."""
+
+    def __init__(self, frame: pd.DataFrame, *, index: bool = False):
+        self.frame = frame
+        self.index = index
+
+    def __repr__(self) -> str:
+        return self.frame.to_string(index=self.index)
+
+    def _repr_html_(self) -> str:
+        cell = "padding:2px 10px;text-align:left;vertical-align:top"  # and text wraps between words
+        head = "".join(f'<th style="{cell};border-bottom:1px solid #999">{_text(c)}</th>' for c in self._columns())
+        rows = "".join(
+            "<tr>" + "".join(f'<td style="{cell}">{_text(value)}</td>' for value in row) + "</tr>"
+            for row in self._rows()
+        )
+        return f'<table style="{TABLE_CSS}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+    def _columns(self) -> list:
+        names = [str(c) for c in self.frame.columns]
+        return [self.frame.index.name or "", *names] if self.index else names
+
+    def _rows(self):
+        for label, row in zip(self.frame.index, self.frame.itertuples(index=False, name=None), strict=True):
+            yield (label, *row) if self.index else row
+
+
+def table(frame: pd.DataFrame, *, index: bool = False) -> Table:
+    """``frame`` as a readable table: HTML in a notebook, its ``to_string`` elsewhere (see :class:`Table`)."""
+    return Table(frame, index=index)
+
+
+def _text(value) -> str:
+    return html.escape("" if value is None else str(value))

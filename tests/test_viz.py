@@ -128,3 +128,14 @@ def test_paper_vs_kit_labels_the_values():
 def test_error_bars_need_both_columns():
     with pytest.raises(ValueError, match="both"):
         viz.bars(SCORES, "strategy", "score", low="low")
+
+
+def test_a_table_is_html_that_wraps_and_plain_text_elsewhere():
+    frame = pd.DataFrame({"metric": ["cost <A2A>", "rounds"], "kit": ["$838 (one game)", None]})
+    shown = viz.table(frame)
+    assert repr(shown) == frame.to_string(index=False)
+    page = shown._repr_html_()
+    assert page.startswith("<table") and page.count("<tr>") == 3 and "cost &lt;A2A&gt;" in page
+    assert "white-space:nowrap" not in page and "max-width:1150px" in page  # fits a 1200-pixel column
+    indexed = viz.table(frame.set_index("metric"), index=True)._repr_html_()
+    assert ">metric</th>" in indexed and ">rounds</td>" in indexed
