@@ -250,3 +250,11 @@ def test_the_report_is_the_same_whatever_the_hash_seed():
         for seed in ("1", "3")
     ]
     assert reports[0] == reports[1] == str(verify(parse(FORK), max_states=5000)) + "\n"
+
+
+def test_a_long_counterexample_is_wrapped_between_events_never_inside_one():
+    report = verify(load("flexible_purchase"))
+    lines = str(report).splitlines()
+    assert all(len(line) <= 110 for line in lines) and len(lines) > 3
+    stuck = " ".join(line.strip() for line in lines[1:-1]).removeprefix("stuck after: ")
+    assert stuck.split(" → ") == list(report.liveness_counterexample)

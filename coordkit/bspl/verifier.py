@@ -59,11 +59,11 @@ class Report:
         else:
             lines = [f"{self.protocol}: {safety}, {liveness} — {partial}"]
         if self.safe is False:
-            lines += ["  conflict after: " + " → ".join(self.safety_counterexample)]
+            lines += [_wrapped("  conflict after: ", self.safety_counterexample)]
         if self.live is False:
             lines += [
-                "  stuck after: " + " → ".join(self.liveness_counterexample),
-                f"  never bound: {', '.join(self.unbound)}",
+                _wrapped("  stuck after: ", self.liveness_counterexample),
+                _wrapped("  never bound: ", self.unbound, ", "),
             ]
         return "\n".join(lines)
 
@@ -119,6 +119,19 @@ def verify(
         tuple(_unbound(protocol, stuck[0])) if stuck is not None else (),
         complete,
     )
+
+
+def _wrapped(label: str, items: tuple[str, ...], separator: str = " → ", width: int = 110) -> str:
+    """``label`` then ``items`` joined by ``separator``, in lines of at most ``width`` characters broken only
+    between items (a notebook would otherwise break an event's name in the middle)."""
+    lines, line = [], label + (items[0] if items else "")
+    for item in items[1:]:
+        if len(line) + len(separator) + len(item) + len(separator.rstrip()) > width:  # room for the line's end
+            lines.append(line + separator.rstrip())
+            line = "    " + item
+        else:
+            line += separator + item
+    return "\n".join([*lines, line])
 
 
 def _stderr_progress(name: str) -> Callable[[int, int], None]:
