@@ -1,0 +1,293 @@
+"""Panel latency in a real browser: from an input event to the updated chart on screen.
+
+    .venv/bin/python benchmarks/bench_panels.py [--events 15] [--notebooks 00 03]
+
+Runs every notebook in JupyterLab in headless Chromium (the machinery of tests/browser/lab.py), then, for every
+panel at its defaults, sends ``--events`` input events one after the other, each once the previous one has settled:
+ArrowRight/ArrowLeft in turn on its first slider (or two options of a dropdown in turn if it has no slider); a
+control whose change leaves the chart as it is at the defaults (a budget that does not bind) is passed over for the
+next one, found by one untimed step there and back. Each event is timed in the page, from the event's own timestamp
+to the first animation frame after the new chart is in the DOM and drawn (an image loaded and decoded, an SVG with
+marks, a canvas; ``requestAnimationFrame`` polling); if no new chart comes (the same outputs again), to the moment
+the status line says "done in" again.
+
+Per panel it prints the p50 and p95 of that time (p95 by nearest rank: with 15 events, the slowest), and the split of
+the medians: the kernel's share (the status line's "done in X ms": model run + chart render) and the rest (the
+debounce, the messages both ways and the browser's rendering). A last line gives the worst p50 and p95 beside the
+targets: p50 ≤ 150 ms, p95 ≤ 250 ms.
+"""
+
+import argparse
+import inspect
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+import lab  # noqa: E402 (found on the path set just above)
+
+TARGET_P50_MS = 150
+TARGET_P95_MS = 250
+
+# Armed before the event: `panel.__coordkit_bench` resolves once a new chart is on screen. The chart elements shown
+# before are marked; the chart is new when every output of the chart area holds an unmarked, drawn element (an <img>
+# loaded and decoded, an <svg> with marks, a <canvas> with a size), timed at the next animation frame.
+_JS_ARM = r"""
+([panel, timeout]) => {
+    const chart = panel.querySelector('.coordkit-panel-chart');
+    const status = panel.querySelector('.coordkit-panel-status');
+    const CHARTS = 'img, svg, canvas';
+    chart.querySelectorAll(CHARTS).forEach(el => { el.__coordkit_old = true; });
+    const drawn = el => {
+        const tag = el.tagName.toLowerCase();
+        if (tag === 'img') return el.complete && el.naturalWidth > 0;
+        if (tag === 'canvas') return el.width > 0 && el.height > 0;
+        return el.querySelector('path, rect, circle, line, polygon, polyline, text') !== null;
+    };
+    const isNew = () => {
+        const outputs = [...chart.querySelectorAll('.jp-OutputArea-output')];
+        const shown = [...chart.querySelectorAll(CHARTS)].filter(el => !el.parentElement.closest('svg'));
+        return shown.length > 0 && shown.every(el => !el.__coordkit_old && drawn(el))
+            && outputs.every(o => o.childElementCount || o.innerText.trim());
+    };
+    const state = {input: null, running: null, done: null};
+    const types = ['keydown', 'input', 'change', 'click'];
+    const onInput = event => { if (state.input === null) state.input = event.timeStamp; };
+    types.forEach(type => panel.addEventListener(type, onInput, true));
+    const observer = new MutationObserver(() => {
+        const text = status.innerText.trim();
+        if (text.startsWith('running') && state.running === null) state.running = performance.now();
+        if (state.running !== null && state.done === null && /^(done in |error: )/.test(text)) {
+            state.done = performance.now();
+        }
+    });
+    observer.observe(status, {childList: true, subtree: true, characterData: true});
+    const armed = performance.now();
+    panel.__coordkit_bench = new Promise(resolve => {
+        const finish = (how, at) => {
+            types.forEach(type => panel.removeEventListener(type, onInput, true));
+            observer.disconnect();
+            resolve({
+                how,
+                total: state.input === null ? null : at - state.input,
+                to_running: state.input === null || state.running === null ? null : state.running - state.input,
+                status: status.innerText.trim(),
+            });
+        };
+        const tick = async () => {
+            const now = performance.now();
+            if (state.input !== null && isNew()) {
+                await Promise.all([...chart.querySelectorAll('img')].map(img => img.decode().catch(() => null)));
+                requestAnimationFrame(() => finish('chart', performance.now()));
+                return;
+            }
+            if (state.done !== null && now - state.done > 300) {
+                finish('status', state.done);  // no new chart (the same outputs, or an error): timed to the status
+                return;
+            }
+            if (now - armed > timeout) { finish('timeout', now); return; }
+            requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+    });
+}
+"""
+
+
+@dataclass
+class Sample:
+    total_ms: float
+    kernel_ms: float | None
+    to_running_ms: float | None
+    how: str  # "chart" (the chart changed) or "status" (same chart: timed to the status line)
+
+
+@dataclass
+class PanelResult:
+    notebook: str
+    index: int
+    control: str
+    samples: list[Sample]
+
+    def totals(self) -> list[float]:
+        return [sample.total_ms for sample in self.samples]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.totals())
+
+    @property
+    def p95(self) -> float:
+        return nearest_rank(self.totals(), 0.95)
+
+    @property
+    def kernel(self) -> float:
+        values = [sample.kernel_ms for sample in self.samples if sample.kernel_ms is not None]
+        return statistics.median(values) if values else math.nan
+
+    @property
+    def rest(self) -> float:
+        values = [s.total_ms - s.kernel_ms for s in self.samples if s.kernel_ms is not None]
+        return statistics.median(values) if values else math.nan
+
+    @property
+    def to_screen(self) -> float:
+        values = [
+            s.total_ms - s.to_running_ms - s.kernel_ms
+            for s in self.samples
+            if s.kernel_ms is not None and s.to_running_ms is not None
+        ]
+        return statistics.median(values) if values else math.nan
+
+    @property
+    def to_running(self) -> float:
+        values = [sample.to_running_ms for sample in self.samples if sample.to_running_ms is not None]
+        return statistics.median(values) if values else math.nan
+
+    def row(self) -> str:
+        same = sum(sample.how == "status" for sample in self.samples)
+        return (
+            f"{self.notebook:<30} {self.index:>5}  {self.control[:22]:<22} {self.p50:5.0f}ms {self.p95:5.0f}ms  "
+            f"{self.kernel:5.0f}ms {self.rest:5.0f}ms {self.to_running:7.0f}ms {self.to_screen:6.0f}ms  "
+            f"{same:>4} of {len(self.samples)}"
+        )
+
+
+def nearest_rank(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def candidates(panel) -> list[lab.Control]:
+    """The panel's sliders in order, then its dropdowns."""
+    found = lab.controls(panel)
+    return [c for c in found if c.kind == "slider"] + [c for c in found if c.kind == "dropdown"]
+
+
+def one_event(panel, control: lab.Control, event: int, timeout_ms: float) -> Sample:
+    """Send one input event to ``control`` and time it: events 0, 2, 4 … one step forward (ArrowRight, the next
+    option), events 1, 3, 5 … one step back."""
+    page = panel.page
+    handle = panel.element_handle()
+    page.evaluate(_JS_ARM, [handle, timeout_ms])
+    lab.change(control, +1 if event % 2 == 0 else -1)
+    result = handle.evaluate("panel => panel.__coordkit_bench")
+    if result["how"] == "timeout" or result["total"] is None:
+        raise TimeoutError(f"no update within {timeout_ms / 1000:.0f} s (status {result['status']!r})")
+    # the status line can follow the chart by a moment: wait for it, to read the kernel's time
+    page.wait_for_function(
+        "panel => /^(done in |error: )/.test(panel.querySelector('.coordkit-panel-status').innerText.trim())",
+        arg=handle,
+        timeout=timeout_ms,
+    )
+    status = lab.status_text(panel)
+    if lab.STATUS_ERROR.match(status):
+        raise RuntimeError(f"the panel failed: {status}")
+    page.wait_for_timeout(150)  # let the page go quiet before the next event
+    return Sample(result["total"], lab.kernel_ms(status), result["to_running"], result["how"])
+
+
+def choose(panel, timeout_ms: float) -> lab.Control | None:
+    """The first slider (else dropdown) whose change redraws the chart at the defaults.
+
+    Each candidate is tried with one event there and one back (neither counted), so the panel is at its defaults
+    again afterwards. If none redraws the chart, the first candidate: its events are then timed to the status line."""
+    found = candidates(panel)
+    for control in found:
+        probe = one_event(panel, control, 0, timeout_ms)
+        one_event(panel, control, 1, timeout_ms)
+        if probe.how == "chart":
+            return control
+    return found[0] if found else None
+
+
+def measure(panel, control: lab.Control, events: int, timeout_ms: float = 60_000) -> list[Sample]:
+    """Time ``events`` input events on ``control``, one after the other."""
+    return [one_event(panel, control, event, timeout_ms) for event in range(events)]
+
+
+def debounce_default() -> float | None:
+    try:
+        from coordkit.ui import ExperimentPanel
+    except ImportError:
+        return None
+    return inspect.signature(ExperimentPanel).parameters["debounce"].default
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=15, help="input events per panel (default 15)")
+    parser.add_argument("--notebooks", nargs="*", help="notebook name prefixes (default: all)")
+    args = parser.parse_args()
+
+    reason = lab.skip_reason()
+    if reason:
+        print(f"cannot run: {reason}")
+        return 2
+    names = [n for n in lab.notebook_names() if not args.notebooks or n.startswith(tuple(args.notebooks))]
+    debounce = debounce_default()
+    print(f"{args.events} events per panel; ExperimentPanel's default debounce: {debounce} s (part of 'rest')")
+    header = (
+        f"{'notebook':<30} {'panel':>5}  {'control':<22} {'p50':>7} {'p95':>7}  "
+        f"{'kernel':>7} {'rest':>7} {'→running':>9} {'→screen':>8}  {'same chart':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    results: list[PanelResult] = []
+    started = time.monotonic()
+    with lab.JupyterLab() as server, lab.browser() as chromium:
+        for name in names:
+            page = lab.new_page(chromium)
+            try:
+                lab.open_notebook(page, server, name)
+                lab.run_all(page)
+                expected = lab.panel_cells(name)
+                if expected:
+                    lab.wait_for_panels(page, expected)
+                for index in range(lab.panels(page).count()):
+                    panel = lab.panels(page).nth(index)
+                    panel.scroll_into_view_if_needed()
+                    try:
+                        control = choose(panel, 60_000)
+                        if control is None:
+                            print(f"{name:<30} {index:>5}  (no slider or dropdown)")
+                            continue
+                        samples = measure(panel, control, args.events)
+                    except (TimeoutError, RuntimeError) as error:
+                        shot = lab.screenshot_element(panel, "bench", name.removesuffix(".ipynb"), f"panel{index}")
+                        print(f"{name:<30} {index:>5}  FAILED: {error} (screenshot: {shot})")
+                        continue
+                    result = PanelResult(name, index, control.label, samples)
+                    results.append(result)
+                    print(result.row(), flush=True)
+            finally:
+                page.context.close()
+                server.shutdown_kernels()
+    if not results:
+        print("no panel measured")
+        return 1
+    worst50 = max(results, key=lambda r: r.p50)
+    worst95 = max(results, key=lambda r: r.p95)
+    ok50 = "meets" if worst50.p50 <= TARGET_P50_MS else "MISSES"
+    ok95 = "meets" if worst95.p95 <= TARGET_P95_MS else "MISSES"
+    print("-" * len(header))
+    print(
+        f"worst p50 {worst50.p50:.0f} ms ({worst50.notebook} panel {worst50.index}; target ≤ {TARGET_P50_MS} ms: "
+        f"{ok50}), worst p95 {worst95.p95:.0f} ms ({worst95.notebook} panel {worst95.index}; target ≤ "
+        f"{TARGET_P95_MS} ms: {ok95}); {len(results)} panels in {time.monotonic() - started:.0f} s"
+    )
+    print(
+        "kernel = the status line's 'done in' (model run + chart render); rest = total − kernel (debounce, messages, "
+        "browser render); →running = input event to 'running…' in the page (debounce + one round trip); "
+        "→screen = the rest after 'running…' (outputs sent back, chart decoded and painted); all medians"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

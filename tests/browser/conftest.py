@@ -1,0 +1,79 @@
+"""Fixtures for the browser tests: one JupyterLab server and one headless Chromium, shared by a test module.
+
+Module-scoped on purpose, not session-scoped: while Playwright's sync API is open, an asyncio loop counts as running
+in the main thread, so tests collected after these (``asyncio.run``, the panels' debounce) would see it. Torn down at
+the end of the module, they leave nothing behind.
+
+Every test here is marked ``browser`` (deselect them with ``-m "not browser"``). Without Playwright or Chromium they
+are skipped with the reason, never failed.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import lab  # noqa: E402 (the folder is put on the path just above)
+
+HERE = Path(__file__).resolve().parent
+REPORT = pytest.StashKey[list]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "browser: runs the notebooks in JupyterLab in headless Chromium (slow)")
+    config.stash[REPORT] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser_skip_reason() -> str | None:
+    return lab.skip_reason()
+
+
+@pytest.fixture(scope="module")
+def jupyter_lab(browser_skip_reason):
+    """A JupyterLab server on a temporary copy of notebooks/ (stopped, and the copy removed, at the end)."""
+    if browser_skip_reason:
+        pytest.skip(browser_skip_reason)
+    with lab.JupyterLab() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def chromium(browser_skip_reason):
+    """Headless Chromium, shared by the module's tests (see above why not longer)."""
+    if browser_skip_reason:
+        pytest.skip(browser_skip_reason)
+    with lab.browser() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(chromium, jupyter_lab):
+    """A fresh page (its own browser context); its kernels are shut down afterwards."""
+    page = lab.new_page(chromium)
+    yield page
+    page.context.close()
+    jupyter_lab.shutdown_kernels()
+
+
+@pytest.fixture
+def browser_report(request) -> list:
+    """Rows for the summary table printed at the end of the session."""
+    return request.config.stash[REPORT]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    rows = config.stash.get(REPORT, [])
+    if not rows:
+        return
+    terminalreporter.section("notebooks in the browser")
+    for row in rows:
+        terminalreporter.write_line(row)

@@ -1,0 +1,195 @@
+"""Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
+
+For each notebook: Run All Cells; no cell shows an error; every chart is drawn; every panel is there; then each
+control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel must run again
+without an error each time (its chart changes, or, when the result is legitimately the same, its status line goes
+through "running…" to "done in …" again). Controls that ran again with the same chart are listed in the session's
+summary ("notes"): not failures, but worth a look.
+
+A failure saves a screenshot under test-artifacts/browser/ and names it in the message; with
+COORDKIT_BROWSER_SCREENSHOTS=1, every panel is photographed there after its controls were changed.
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import lab
+import pytest
+
+NOTEBOOKS = lab.notebook_names()
+
+
+def _has_charts(name: str) -> bool:
+    """Whether the notebook draws charts: it sets up the kit's chart renderer or shows a panel."""
+    cells = json.loads((lab.NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
+    source = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+    return "viz.setup(" in source or lab.panel_cells(name) > 0
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, f"no notebooks in {lab.NOTEBOOKS}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_report):
+    stem = name.removesuffix(".ipynb")
+    started = time.monotonic()
+
+    with lab.screenshot_on_failure(page, stem, "run-all"):
+        lab.open_notebook(page, jupyter_lab, name)
+        run_seconds = lab.run_all(page)
+
+    with lab.screenshot_on_failure(page, stem, "errors"):
+        cells = lab.cell_outputs(page)
+        unrun = [cell["index"] for cell in cells if cell["execution_count"] is None]
+        problems = [str(problem) for problem in lab.errors_in_outputs(cells)] + [
+            f"rendered: {text[:600]}" for text in lab.error_outputs_in_page(page)
+        ]
+        if problems:
+            lab.scroll_to_first_error(page)
+        assert not problems, f"{name}: error output after Run All Cells:\n" + "\n\n".join(problems)
+        assert not unrun, f"{name}: cells {unrun} did not run"
+
+    expected_panels = lab.panel_cells(name)
+    with lab.screenshot_on_failure(page, stem, "panels"):
+        if expected_panels:
+            lab.wait_for_panels(page, expected_panels)
+        found_panels = lab.panels(page).count()
+        assert found_panels == expected_panels, (
+            f"{name}: {found_panels} panels shown, but {expected_panels} cells build one"
+        )
+
+    with lab.screenshot_on_failure(page, stem, "charts"):
+        lab.wait_for_charts_loaded(page)
+        drawn = lab.charts(page)
+        blank = [chart for chart in drawn if not chart.rendered]
+        assert not blank, f"{name}: charts not drawn (no size, no marks or not loaded): {blank}"
+        if _has_charts(name):
+            assert drawn, f"{name}: no chart in the outputs"
+
+    failures, notes = [], []
+    changes = unchanged = 0
+    for index in range(found_panels):
+        panel = lab.panels(page).nth(index)
+        panel.scroll_into_view_if_needed()
+        status = lab.status_text(panel)
+        where = f"{name}, panel {index}"
+        if not lab.STATUS_DONE.match(status):
+            shot = lab.screenshot_element(panel, stem, f"panel{index}", "first-run")
+            failures.append(f"{where}: first run: status {status!r}; screenshot: {shot}")
+            continue
+        if not any(chart.panel == index and chart.rendered for chart in drawn):
+            shot = lab.screenshot_element(panel, stem, f"panel{index}", "no-chart")
+            failures.append(f"{where}: no chart drawn in the panel; screenshot: {shot}")
+        controls = lab.controls(panel)
+        if not controls:
+            failures.append(f"{where}: no controls; screenshot: {lab.screenshot_element(panel, stem, f'panel{index}')}")
+        for position, control in enumerate(controls):
+            what = f"{where}, control {position} ({control.kind} {control.label!r})"
+            # a dropdown or a checkbox is put back afterwards, so that each control is tried near the defaults (a
+            # protocol changed first would leave later controls with nothing to do); a slider stays one step off
+            moves = [+1] if control.kind == "slider" else [+1, -1]
+            for move, direction in enumerate(moves):
+                try:
+                    update = lab.change_and_wait(panel, lambda c=control, d=direction: lab.change(c, d))
+                except TimeoutError as error:
+                    shot = lab.screenshot_element(panel, stem, f"panel{index}", f"control{position}", "timeout")
+                    failures.append(f"{what}: {error}; screenshot: {shot}")
+                    break
+                changes += 1
+                if update.error:
+                    shot = lab.screenshot_element(panel, stem, f"panel{index}", f"control{position}", "error")
+                    failures.append(f"{what}: {update.action} → status {update.error!r}; screenshot: {shot}")
+                    break
+                if not (update.chart_changed or update.reran):
+                    shot = lab.screenshot_element(panel, stem, f"panel{index}", f"control{position}", "no-update")
+                    failures.append(
+                        f"{what}: {update.action} changed neither the chart nor the status (seen {update.seen}); "
+                        f"screenshot: {shot}"
+                    )
+                    break
+                if move == 0 and not update.chart_changed:
+                    unchanged += 1
+                    notes.append(f"  note: {what}: {update.action} ran again, chart unchanged")
+
+        if os.environ.get("COORDKIT_BROWSER_SCREENSHOTS"):  # a picture of every panel, failed or not
+            lab.screenshot_element(panel, stem, f"panel{index}", "after-changes")
+
+    with lab.screenshot_on_failure(page, stem, "after-changes"):
+        problems = lab.error_outputs_in_page(page)
+        if problems:
+            lab.scroll_to_first_error(page)
+        assert not problems, f"{name}: error output after changing the controls:\n" + "\n\n".join(problems)
+
+    browser_report.append(
+        f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s), "
+        f"{len(drawn)} charts, {found_panels} panels, {changes} control changes ({unchanged} with the same chart), "
+        f"{len(failures)} failures"
+    )
+    browser_report.extend(notes)
+    assert not failures, f"{name}: {len(failures)} panel problems:\n" + "\n".join(failures)
+
+
+SELF_CHECK = [
+    "import sys, warnings\nwarnings.warn('only a warning')\nprint('harmless', file=sys.stderr)",
+    """import pandas as pd
+from coordkit import viz
+from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle
+
+viz.setup()
+
+
+def run(c, t, x):
+    if x == 1:
+        raise ValueError("x must not be 1")
+    return pd.DataFrame({"a": [0, 1, 2], "b": [0, x, 2 if t else 3], "c": c})
+
+
+ExperimentPanel(
+    run,
+    [Choice("c", ["p", "q"]), Toggle("t"), Slider("x", 0, 3)],
+    chart=lambda df: viz.lines(df, "a", "b", title=df["c"][0]),
+)""",
+    "1 / 0",
+]
+
+
+def test_the_checks_see_errors(page, jupyter_lab):
+    """The checks above can fail: a traceback is caught and a warning is not, a panel that reruns is seen to, and
+    an "error:" status is caught (on a scratch notebook in the server's temporary copy, not in notebooks/)."""
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+        for source in SELF_CHECK
+    ]
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    notebook = {"cells": cells, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}
+    (jupyter_lab.root / "_self_check.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+
+    lab.open_notebook(page, jupyter_lab, "_self_check.ipynb")
+    lab.run_all(page)
+    problems = lab.errors_in_outputs(lab.cell_outputs(page))
+    assert [(problem.cell, problem.kind) for problem in problems] == [(2, "error")]
+    assert "ZeroDivisionError" in problems[0].text
+    assert len(lab.error_outputs_in_page(page)) == 1
+    assert lab.scroll_to_first_error(page)
+
+    lab.wait_for_panels(page, 1)
+    panel = lab.panels(page).first
+    assert [chart.rendered for chart in lab.charts(page) if chart.panel == 0] == [True]
+    dropdown, checkbox, slider = lab.controls(panel)
+    assert (dropdown.kind, checkbox.kind, slider.kind) == ("dropdown", "checkbox", "slider")
+    for control in (dropdown, checkbox):
+        update = lab.change_and_wait(panel, lambda control=control: lab.change(control))
+        assert update.reran and update.chart_changed and not update.error, update
+    update = lab.change_and_wait(panel, lambda: lab.change(slider))
+    assert update.error == "error: ValueError: x must not be 1", update
+    assert not update.chart_changed, "a failed run leaves the previous chart in place"
+
+    with pytest.raises(AssertionError, match="screenshot: .*self-check-panel0.png") as failure:
+        with lab.screenshot_on_failure(panel, "self-check", "panel0"):
+            raise AssertionError("on purpose")
+    shot = failure.value.args[0].rsplit("screenshot: ", 1)[1]
+    assert Path(shot).stat().st_size > 0
+    Path(shot).unlink()
