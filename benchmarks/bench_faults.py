@@ -26,12 +26,10 @@ MODEL = "claude-haiku-4-5"
 
 
 def stand_in_behind_the_server(figure: figures.Figure):
-    """The server's reply function: the figure's stand-in, given the request as the kit built it."""
+    """The server's reply function: the figure's stand-in, reading the text the server received."""
 
     def reply(request: FakeRequest) -> str:
-        aggregate = "SENSITIVITY AGGREGATION" in request.messages[-1][1]  # the Beer Game's second kind of prompt
-        purpose = "rep.beer_game.aggregate" if aggregate else ""
-        return figure.stand_in(LLMRequest(request.system, request.messages, purpose=purpose))
+        return figure.stand_in(LLMRequest(request.system, request.messages))
 
     return reply
 

@@ -31,11 +31,7 @@ def play(protocol, seed, **params):
 
 def beer_reply(request) -> str:
     """The stand-in's answer to whatever Beer Game prompt the server received."""
-    return stand_in.reply(LLMRequest(request.system, request.messages, purpose=_purpose(request)))
-
-
-def _purpose(request) -> str:
-    return "rep.beer_game.aggregate" if "SENSITIVITY AGGREGATION" in request.messages[-1][1] else "decide"
+    return stand_in.reply(LLMRequest(request.system, request.messages))
 
 
 def claude(server: FakeLLMServer, **options) -> AnthropicClient:

@@ -15,7 +15,7 @@ from coordkit.llm.parsing import ReplyParseError, labelled_number
 
 def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]
-    if request.purpose == "rep.beer_game.aggregate":
+    if "SENSITIVITY AGGREGATION" in prompt:  # the prompt, not the purpose: the fake server sees only text
         return _aggregate(prompt)
     incoming = labelled_number(prompt, "Order received this round")
     net_stock = labelled_number(prompt, "Inventory") - labelled_number(prompt, "Backlog")

@@ -34,7 +34,7 @@ _QUOTED = re.compile(r'^Neighbor \d+: "(.*)"$', re.M)
 
 def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]
-    if request.purpose == "rep.fishbanks.aggregate":
+    if "SENSITIVITY AGGREGATION" in prompt:  # the prompt, not the purpose: the fake server sees only text
         return _aggregate(prompt)
     boats = int(labelled_number(prompt, "Boats deployed last season"))
     max_boats = int(_MAX_BOATS.search(prompt)[1])
