@@ -69,7 +69,7 @@ def plain(name: str, value: Any, what: str) -> Any:
     """``value`` if it can be stored and compared exactly (a number, string, boolean or None), else a clear error."""
     if value is None or isinstance(value, str | bool):
         return value
-    if isinstance(value, Number) and hasattr(value, "real"):
+    if isinstance(value, Number):
         return value.item() if hasattr(value, "item") else value
     raise StoreError(
         f"store= keeps {what} that are numbers, strings, booleans or None; {name}={value!r} is a "

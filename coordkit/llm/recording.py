@@ -279,6 +279,7 @@ def read_recording(path: Path) -> tuple[dict, list[dict]]:
         problem = _call_problem(call)
         if problem:
             raise ValueError(f"{path}, line {number}: {problem}; the file is damaged: record it again")
+        call["request"].setdefault("purpose", "")  # a label only; recordings made before it existed lack it
         calls.append(call)
     return header, calls
 
@@ -306,7 +307,6 @@ def _call_problem(call: dict) -> str:
         return f"the request {_fields_problem(request, _REQUEST_FIELDS) if isinstance(request, dict) else 'is missing'}"
     if not all(isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m) for m in request["messages"]):
         return "the request's messages are not [role, text] pairs"
-    request.setdefault("purpose", "")
     if isinstance(call.get("reply"), dict):
         problem = _fields_problem(call["reply"], _REPLY_FIELDS)
         return f"the reply {problem}" if problem else ""

@@ -33,24 +33,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def browser_skip_reason() -> str | None:
-    return lab.skip_reason()
+def browser_machinery() -> None:
+    """Skip, with the reason, where Playwright, Chromium or JupyterLab is missing."""
+    reason = lab.skip_reason()
+    if reason:
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
-def jupyter_lab(browser_skip_reason):
+def jupyter_lab(browser_machinery):
     """A JupyterLab server on a temporary copy of notebooks/ (stopped, and the copy removed, at the end)."""
-    if browser_skip_reason:
-        pytest.skip(browser_skip_reason)
     with lab.JupyterLab() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def chromium(browser_skip_reason):
+def chromium(browser_machinery):
     """Headless Chromium, shared by the module's tests (see above why not longer)."""
-    if browser_skip_reason:
-        pytest.skip(browser_skip_reason)
     with lab.browser() as launched:
         yield launched
 
