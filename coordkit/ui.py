@@ -22,6 +22,7 @@ whole panel for a model: controls, a seed slider, and the model played out with 
 import asyncio
 import html
 import inspect
+import math
 import numbers
 import time
 from collections.abc import Callable, Sequence
@@ -30,11 +31,14 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
+import altair as alt
 import ipywidgets as widgets
+import vl_convert
 from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
 
 from coordkit import parameters
+from coordkit.live_chart import LiveChart
 from coordkit.model import Model
 
 CONTROL_STYLE = {"description_width": "initial"}
@@ -174,11 +178,14 @@ Param = Slider | Choice | Toggle
 class ExperimentPanel:
     """Controls, a status line and a chart area; every change of a control runs the experiment again.
 
-    Inside Jupyter, changes are debounced: a burst of changes less than `debounce` seconds apart causes one
-    run with the latest values. Sliders report once, on release, so only key repeats and typed values come in
-    bursts: 50 ms is enough, and every change shows that much sooner. Without a running event loop (scripts,
-    tests) or with ``debounce=0``, each change runs at once. A run that raises leaves the previous chart in
-    place and shows the error in the status line. If `run` takes a ``progress`` argument, it gets a
+    A change runs the experiment at once. Inside Jupyter, a change that comes less than `debounce` seconds
+    after the last run (key repeats, typed values; sliders report once, on release) waits until no other
+    change has come for `debounce` seconds, so that a burst causes one more run, with the latest values.
+    Without a running event loop (scripts, tests) or with ``debounce=0``, every change runs at once.
+
+    Altair charts are drawn in the page by a :class:`~coordkit.live_chart.LiveChart`, which gets only the new
+    spec; anything else (a table) is shown as a notebook output. A run that raises leaves the previous chart
+    in place and shows the error in the status line. If `run` takes a ``progress`` argument, it gets a
     ``progress(fraction)`` callable that drives a progress bar.
     """
 
@@ -199,6 +206,8 @@ class ExperimentPanel:
         self._chart = chart
         self._takes_progress = "progress" in inspect.signature(run).parameters
         self._pending: asyncio.TimerHandle | None = None
+        self._last_run = -math.inf
+        self._snapshot_values: dict[str, Any] = {}
         self.debounce = debounce
         self.result: Any = None
         self.last_error: Exception | None = None
@@ -208,7 +217,7 @@ class ExperimentPanel:
         _align(self.controls.values())
         self.status = widgets.HTML()
         self.progress = widgets.FloatProgress(min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden"))
-        self.output = widgets.Output()
+        self.output = widgets.VBox()  # one slot per item shown: a LiveChart for a chart, an Output for anything else
         heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
         controls = widgets.VBox(list(self.controls.values()))
@@ -236,22 +245,47 @@ class ExperimentPanel:
         try:
             self.result = self._run(**self.values, **extra)
             shown = self._chart(self.result) if self._chart else self.result
-            items = shown if isinstance(shown, (list, tuple)) else [shown]
-            outputs = tuple(_display_data(item) for item in items)
+            self._show(shown if isinstance(shown, (list, tuple)) else [shown])
         except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
             self.last_error = error
             self._set_status(f"error: {_summary(error)}", RED)
         else:
             self.last_error = None
-            self.output.outputs = outputs
             self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
         finally:
             self.progress.layout.visibility = "hidden"
+            self._last_run = time.monotonic()
+
+    def _show(self, items: Sequence[Any]) -> None:
+        """Show each item in its slot: an Altair chart in a LiveChart, which redraws in the page from the new spec
+        (validated, and drawn once in the kernel as a static snapshot, only when the slot is new), anything else
+        in an Output. The slots are made again only when the kinds of items change."""
+        kinds = [LiveChart if isinstance(item, alt.TopLevelMixin) else widgets.Output for item in items]
+        slots = self.output.children  # (`type(slot)` would not do: a widget's class is a subclass made per widget)
+        new = len(kinds) != len(slots) or not all(map(isinstance, slots, kinds))
+        shown = [
+            item.to_dict(validate=new) if kind is LiveChart else _display_data(item)
+            for item, kind in zip(items, kinds, strict=True)
+        ]
+        if new:
+            slots = [kind() for kind in kinds]
+            for slot, content in zip(slots, shown, strict=True):
+                if isinstance(slot, LiveChart):
+                    slot.snapshot = vl_convert.vegalite_to_svg(content)
+            self.output.children = slots
+            self._snapshot_values = self.values
+        for slot, content in zip(self.output.children, shown, strict=True):
+            if isinstance(slot, LiveChart):
+                slot.spec = content
+            else:
+                slot.outputs = (content,)
 
     def _on_change(self, change: dict) -> None:
-        """Run now, or, inside an event loop, `debounce` seconds after the last of a burst of changes."""
+        """Run now; inside an event loop, a change that comes less than `debounce` seconds after the last run
+        (the rest of a burst) waits until `debounce` seconds pass without another change."""
         loop = _running_loop()
-        if self.debounce <= 0 or loop is None:
+        quiet = self._pending is None and time.monotonic() - self._last_run >= self.debounce
+        if self.debounce <= 0 or loop is None or quiet:
             self.refresh()
             return
         self._cancel_pending()
@@ -279,12 +313,16 @@ class ExperimentPanel:
         return bundle
 
     def snapshot_html(self) -> str:
-        """The current chart as static HTML, under a line saying which values it shows ("" with no chart)."""
-        charts = [_static(output.get("data", {})) for output in self.output.outputs]
+        """The chart as static HTML, as first shown, under a line saying which values it shows ("" if none)."""
+        charts = [
+            slot.snapshot if isinstance(slot, LiveChart) else _static(slot.outputs[0].get("data", {}))
+            for slot in self.output.children
+        ]
         charts = [chart for chart in charts if chart]
         if not charts:
             return ""
-        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in self.values.items())
+        shown = self._snapshot_values.items()
+        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in shown)
         caption = f"A static view of the panel at {values}; run the notebook to use its controls."
         return f"<p><i>{html.escape(caption)}</i></p>" + "".join(charts)
 

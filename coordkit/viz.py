@@ -197,7 +197,7 @@ def _inline_html_renderer(spec: dict, **metadata) -> dict[str, str]:
     return {
         "text/html": f"""<div id="{div}"></div>
 <script type="text/javascript">
-if (!window.vegaEmbed) {{ (function () {{ {_vega_bundle()} }})(); }}
+if (!window.vegaEmbed) {{ (function () {{ {vega_bundle()} }})(); }}
 (function () {{
   let el = document.currentScript && document.currentScript.previousElementSibling;
   if (!el || el.id !== "{div}") {{ el = document.getElementById("{div}"); }}
@@ -208,7 +208,7 @@ if (!window.vegaEmbed) {{ (function () {{ {_vega_bundle()} }})(); }}
 
 
 @cache
-def _vega_bundle() -> str:
+def vega_bundle() -> str:
     """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     return vl_convert.javascript_bundle(vl_version=f"v{major}_{minor}")

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from coordkit import parameters, viz
+from coordkit.live_chart import LiveChart
 from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, controls, model_panel
 
 
@@ -31,7 +32,15 @@ PARAMS = [
 
 
 def shown_mimetypes(panel: ExperimentPanel) -> list[list[str]]:
-    return [list(output["data"]) for output in panel.output.outputs]
+    return [list(slot.outputs[0]["data"]) for slot in panel.output.children]
+
+
+def line_chart(frame: pd.DataFrame) -> alt.Chart:
+    return alt.Chart(frame).mark_line().encode(x="x", y="y")
+
+
+def line_of(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"x": range(n), "y": range(n)})
 
 
 def test_builds_one_control_of_the_right_type_per_parameter():
@@ -91,7 +100,7 @@ def test_chart_turns_the_result_into_what_is_shown():
     assert shown_mimetypes(panel) == [["text/plain"], ["text/plain", "text/html"]]
 
 
-def test_a_burst_of_changes_in_an_event_loop_causes_one_run_with_the_latest_values():
+def test_in_an_event_loop_a_change_runs_at_once_and_the_rest_of_a_burst_once_more_with_the_latest_values():
     run = Recorder()
     panel = ExperimentPanel(run, PARAMS, debounce=0.05, run_on_start=False)
 
@@ -99,11 +108,16 @@ def test_a_burst_of_changes_in_an_event_loop_causes_one_run_with_the_latest_valu
         for n in (6, 7, 8, 9):
             panel.controls["n_agents"].value = n
         panel.controls["memory"].value = False
-        assert run.calls == []
+        assert [call["n_agents"] for call in run.calls] == [6]
         await asyncio.sleep(0.2)
+        panel.controls["n_agents"].value = 10  # after a quiet spell: at once again
+        assert len(run.calls) == 3
 
     asyncio.run(burst())
-    assert run.calls == [{"n_agents": 9, "noise": 0.1, "strategy": "alld", "memory": False}]
+    assert run.calls[1:] == [
+        {"n_agents": 9, "noise": 0.1, "strategy": "alld", "memory": False},
+        {"n_agents": 10, "noise": 0.1, "strategy": "alld", "memory": False},
+    ]
 
 
 def test_refresh_cancels_a_pending_run():
@@ -112,11 +126,12 @@ def test_refresh_cancels_a_pending_run():
 
     async def change_then_refresh() -> None:
         panel.controls["n_agents"].value = 6
+        panel.controls["n_agents"].value = 7  # within the debounce: pending
         panel.refresh()
         await asyncio.sleep(0.2)
 
     asyncio.run(change_then_refresh())
-    assert len(run.calls) == 1
+    assert [call["n_agents"] for call in run.calls] == [6, 7]
 
 
 def test_debounce_zero_runs_at_once_even_in_an_event_loop():
@@ -138,12 +153,12 @@ def test_a_failing_run_shows_the_error_and_keeps_the_previous_chart():
         return n_agents
 
     panel = ExperimentPanel(run, [Slider("n_agents", 2, 20, default=5)])
-    before = panel.output.outputs
+    before = panel.output.children[0].outputs
     panel.controls["n_agents"].value = 15
     assert "ValueError: too many agents" in panel.status.value
     assert "second line" not in panel.status.value
     assert isinstance(panel.last_error, ValueError)
-    assert panel.output.outputs == before
+    assert panel.output.children[0].outputs == before
     panel.controls["n_agents"].value = 6
     assert panel.last_error is None and "done in" in panel.status.value
 
@@ -151,7 +166,7 @@ def test_a_failing_run_shows_the_error_and_keeps_the_previous_chart():
 def test_a_failing_chart_is_reported_too():
     panel = ExperimentPanel(Recorder(), PARAMS, chart=lambda df: df["missing column"])
     assert "KeyError" in panel.status.value
-    assert panel.output.outputs == ()
+    assert panel.output.children == ()
 
 
 def test_run_with_a_progress_argument_gets_a_progress_bar():
@@ -260,12 +275,40 @@ def test_an_option_meaning_none_shows_its_label_and_gives_none():
     assert panel.values == {"consensus": "median_coordinate"}
 
 
+def test_a_chart_goes_to_a_live_chart_that_gets_each_new_spec_and_keeps_its_first_snapshot():
+    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], lambda f: [line_chart(f), f], debounce=0)
+    chart, table = panel.output.children
+    assert isinstance(chart, LiveChart) and isinstance(table, widgets.Output)
+    assert chart.spec["mark"] == {"type": "line"} and len(chart.spec["datasets"]) == 1
+    assert [row["x"] for row in next(iter(chart.spec["datasets"].values()))] == [0, 1, 2]
+    snapshot = chart.snapshot
+    assert snapshot.startswith("<svg")
+    panel.controls["n"].value = 5
+    assert panel.output.children == (chart, table)  # the same slots, redrawn in the page
+    assert [row["x"] for row in next(iter(chart.spec["datasets"].values()))] == [0, 1, 2, 3, 4]
+    assert chart.snapshot == snapshot
+
+
+def test_a_broken_chart_is_reported_when_its_slot_is_made():
+    broken = lambda f: alt.Chart(f).mark_line().encode(x=alt.X("x", type="nonsense"))  # noqa: E731
+    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], broken, debounce=0)
+    assert "error: SchemaValidationError" in panel.status.value and panel.output.children == ()
+
+
+def test_a_live_chart_sends_vega_to_the_page_that_asks_for_it():
+    chart, sent = LiveChart(), []
+    chart.send = sent.append
+    chart._answer(chart, {"type": "something else"}, [])
+    assert sent == []
+    chart._answer(chart, {"type": "need-vega"}, [])
+    assert sent == [{"type": "vega-bundle", "code": viz.vega_bundle()}]
+    assert "window.vegaEmbed=" in sent[0]["code"]
+
+
 def test_a_panel_carries_a_static_view_of_its_chart_for_readers_without_a_kernel():
     viz.setup()
-    chart = lambda frame: alt.Chart(frame).mark_line().encode(x="x", y="y")  # noqa: E731
-    panel = ExperimentPanel(
-        lambda n: pd.DataFrame({"x": range(n), "y": range(n)}), [Slider("n", 2, 10, default=3)], chart, debounce=0
-    )
+    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], line_chart, debounce=0)
+    panel.controls["n"].value = 4
     bundle = panel._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab shows the live widget
     assert bundle["text/html"].startswith("<p><i>A static view of the panel at n = 3; run the notebook")

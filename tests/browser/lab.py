@@ -268,6 +268,34 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 90.0) -> No
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="attached")
 
 
+def save_notebook(page, lab: JupyterLab, name: str, timeout: float = 30.0) -> dict:
+    """Save the open notebook (the File menu's command) and return the file as written."""
+    path = lab.root / name
+    before = path.stat().st_mtime_ns
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    deadline = time.monotonic() + timeout
+    while path.stat().st_mtime_ns == before:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{name} was not saved within {timeout:.0f} s")
+        time.sleep(0.1)
+    while True:  # the server may still be writing it
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def widget_errors(page) -> list[str]:
+    """Texts of widgets that JupyterLab could not show ("Error displaying widget: model not found")."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')]
+            .filter(el => !el.querySelector('.jp-OutputArea-output') && /Error displaying widget/.test(el.innerText))
+            .map(el => el.innerText.trim().slice(0, 200))"""
+    )
+
+
 def kernel_status(page) -> str:
     """The current notebook's kernel status ("idle", "busy", "starting", ...), or "" if it has none."""
     return page.evaluate(
@@ -380,13 +408,17 @@ def errors_in_outputs(cells: list[dict]) -> list[Problem]:
 
 
 def error_outputs_in_page(page) -> list[str]:
-    """Texts of the rendered outputs that show a traceback (in cells or inside widgets)."""
+    """Texts of the rendered outputs that show a traceback (in cells or inside widgets), and of live charts that
+    Vega could not draw."""
     return page.evaluate(
-        r"""() => [...document.querySelectorAll(
+        r"""() => [
+            ...[...document.querySelectorAll(
                 '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], ' +
                 '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]')]
-            .map(el => el.innerText)
-            .filter(text => /Traceback \(most recent call last\)|^\w+(Error|Exception): /m.test(text))"""
+                .map(el => el.innerText)
+                .filter(text => /Traceback \(most recent call last\)|^\w+(Error|Exception): /m.test(text)),
+            ...[...document.querySelectorAll('.coordkit-live-chart-error')].map(el => el.innerText),
+        ]"""
     )
 
 
@@ -406,7 +438,9 @@ def scroll_to_first_error(page) -> bool:
 
 # --- charts ---------------------------------------------------------------------------------------------------------
 
-# A chart element: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg>, a <canvas>.
+# A chart element: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg> (a panel's live
+# chart, drawn by Vega), a <canvas>. Each belongs to the innermost output around it (a panel's table slots are
+# outputs inside the panel's output).
 _JS_CHARTS = r"""
 (root) => {
     const found = [];
@@ -414,8 +448,8 @@ _JS_CHARTS = r"""
     const panels = [...document.querySelectorAll('.jp-Notebook .coordkit-panel')];
     const outputs = root.querySelectorAll('.jp-OutputArea-output');
     for (const output of outputs) {
-        if (output.querySelector('.jp-OutputArea-output')) continue;  // a widget's output area: its own entries
         for (const el of output.querySelectorAll('img, svg, canvas')) {
+            if (el.closest('.jp-OutputArea-output') !== output) continue;  // an inner output's: counted there
             if (el.tagName.toLowerCase() === 'svg' && el.parentElement.closest('svg')) continue;  // nested svg
             if (el.closest('.jp-InputArea, .widget-slider, .jp-Toolbar')) continue;
             const box = el.getBoundingClientRect();
@@ -574,10 +608,10 @@ def change(control: Control, direction: int = +1) -> str:
 # its chart has settled (the status line can show "done in" a moment before the new chart is in place).
 QUIET_MS = 150
 
-# What the chart area shows: an <img>'s source, an <svg>'s markup, a <canvas>'s pixels (Vega's canvas renderer: the
-# markup of a redrawn canvas is the same), the text of anything else.
+# What the chart area shows, slot by slot (live charts and outputs): an <img>'s source, an <svg>'s markup, a <canvas>'s
+# pixels (Vega's canvas renderer: the markup of a redrawn canvas is the same), the text of anything else.
 _JS_SIGNATURE = r"""
-(chart) => [...chart.querySelectorAll('.jp-OutputArea-output')].map(output => {
+(chart) => [...chart.querySelectorAll('.coordkit-live-chart, .jp-OutputArea-output')].map(output => {
     const parts = [];
     for (const el of output.querySelectorAll('img, svg, canvas')) {
         const tag = el.tagName.toLowerCase();
@@ -644,9 +678,10 @@ _JS_SETTLED = r"""
     if (state.done_at === null) return false;
     if (now - Math.max(state.done_at, state.chart_changed_at || 0) < quiet) return false;
     const chart = panel.querySelector('.coordkit-panel-chart');
-    // every output drawn: images loaded, and no output still empty (Vega draws a moment after the output is added)
+    // every slot drawn: images loaded, and no live chart or output still empty (Vega draws a moment after)
     return [...chart.querySelectorAll('img')].every(img => img.complete && img.naturalWidth > 0)
-        && [...chart.querySelectorAll('.jp-OutputArea-output')].every(o => o.childElementCount || o.innerText.trim());
+        && [...chart.querySelectorAll('.coordkit-live-chart, .jp-OutputArea-output')]
+            .every(o => o.childElementCount || o.innerText.trim());
 }
 """
 

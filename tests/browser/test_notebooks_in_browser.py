@@ -123,6 +123,9 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
             lab.scroll_to_first_error(page)
         assert not problems, f"{name}: error output after changing the controls:\n" + "\n\n".join(problems)
 
+    if found_panels:
+        check_saved_and_reopened(page, jupyter_lab, name, found_panels)
+
     browser_report.append(
         f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s), "
         f"{len(drawn)} charts, {found_panels} panels, {changes} control changes ({unchanged} with the same chart), "
@@ -130,6 +133,40 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
     )
     browser_report.extend(notes)
     assert not failures, f"{name}: {len(failures)} panel problems:\n" + "\n".join(failures)
+
+
+def check_saved_and_reopened(page, jupyter_lab, name: str, panel_count: int) -> None:
+    """Saved, the notebook keeps a static view of each panel's first chart (what GitHub and nbviewer show); reopened
+    with a new kernel, each panel shows its controls and that chart, not "Error displaying widget"."""
+    stem = name.removesuffix(".ipynb")
+    with lab.screenshot_on_failure(page, stem, "saved"):
+        saved = lab.save_notebook(page, jupyter_lab, name)
+        views = [
+            output["data"]["text/html"]
+            for cell in saved["cells"]
+            for output in cell.get("outputs", [])
+            if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+            and "A static view of the panel" in "".join(output["data"].get("text/html", ""))
+        ]
+        assert len(views) == panel_count, f"{name}: {len(views)} saved static views for {panel_count} panels"
+        bare = [
+            i for i, view in enumerate(views) if not any(tag in "".join(view) for tag in ("<svg", "<img", "<table"))
+        ]
+        assert not bare, f"{name}: the saved static views of panels {bare} show no chart or table"
+        assert saved["metadata"].get("widgets"), f"{name}: saved without its widget state"
+
+    jupyter_lab.shutdown_kernels()
+    reopened = lab.new_page(page.context.browser)
+    try:
+        with lab.screenshot_on_failure(reopened, stem, "reopened"):
+            lab.open_notebook(reopened, jupyter_lab, name)
+            lab.wait_for_panels(reopened, panel_count)
+            assert not lab.widget_errors(reopened), f"{name} reopened: {lab.widget_errors(reopened)}"
+            lab.wait_for_charts_loaded(reopened)
+            shown = {chart.panel for chart in lab.charts(reopened) if chart.panel >= 0 and chart.rendered}
+            assert shown == set(range(panel_count)), f"{name} reopened: charts drawn in panels {sorted(shown)} only"
+    finally:
+        reopened.context.close()
 
 
 SELF_CHECK = [

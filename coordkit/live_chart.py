@@ -1,0 +1,33 @@
+"""`LiveChart`: an Altair chart that stays live in the page and redraws from each new spec the kernel sends.
+
+Re-rendering a panel's chart to SVG in the kernel (vl-convert) took 50–220 ms per change; its Vega-Lite spec takes
+5–40 ms to make (``to_dict``), and the page's Vega draws it in 30–80 ms (benchmarks/bench_panels.py).
+"""
+
+from pathlib import Path
+
+import anywidget
+import traitlets
+
+from coordkit import viz
+
+
+class LiveChart(anywidget.AnyWidget):
+    """A Vega-Lite view in the page; set `spec` (a Vega-Lite dict, as ``chart.to_dict()`` gives) to redraw it.
+
+    The page gets Vega from the kernel, once, as vl-convert's offline bundle: nothing comes from a CDN.
+    `snapshot` (static HTML, such as an SVG) shows until Vega is there, and stays where no kernel answers:
+    in a saved notebook reopened.
+    """
+
+    _esm = Path(__file__).with_name("live_chart.js")
+    spec = traitlets.Dict().tag(sync=True)
+    snapshot = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._answer)
+
+    def _answer(self, _widget, content: dict, _buffers) -> None:
+        if content.get("type") == "need-vega":
+            self.send({"type": "vega-bundle", "code": viz.vega_bundle()})
