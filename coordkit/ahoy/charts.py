@@ -47,13 +47,13 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
     base = alt.Chart(rows)
     lines = base.mark_rule(strokeWidth=1.5).encode(
         x=x,
-        x2="x2:Q",
+        x2=alt.X2("x2:Q"),
         y=y,
         color=alt.Color("protocol:N", legend=alt.Legend(orient="bottom")),
-        tooltip=["step", "instance"],
+        tooltip=[alt.Tooltip("step"), alt.Tooltip("instance")],
     )
     heads = base.mark_point(filled=True, size=60, opacity=1).encode(
-        x="head:Q", y="y:Q", shape=alt.Shape("arrow:N", scale=None), color="protocol:N"
+        x=alt.X("head:Q"), y=alt.Y("y:Q"), shape=alt.Shape("arrow:N", scale=None), color=alt.Color("protocol:N")
     )
-    labels = base.mark_text(dy=-6, fontSize=10).encode(x="mid:Q", y="y:Q", text="message:N")
+    labels = base.mark_text(dy=-6, fontSize=10).encode(x=alt.X("mid:Q"), y=alt.Y("y:Q"), text=alt.Text("message:N"))
     return (lanes + lines + heads + labels).properties(width=120 * len(agents), height=24 * len(rows) + 60, title=title)

@@ -44,7 +44,7 @@ def scaling(frame: pd.DataFrame) -> alt.LayerChart:
     table = stats.proportion_table(frame, ["strategy", "agent_count"], "solved")
     base = alt.Chart(table).encode(x=alt.X("agent_count:O", title="agents"), color=alt.Color("strategy:N"))
     line = base.mark_line(point=True).encode(y=alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1])))
-    band = base.mark_errorbar().encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2="wilson_high:Q")
+    band = base.mark_errorbar().encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2=alt.Y2("wilson_high:Q"))
     return (band + line).properties(title="Solve rate by number of agents", width=320, height=220)
 
 
@@ -74,6 +74,8 @@ def grid(
         ),
         tooltip=[alt.Tooltip("row:O"), alt.Tooltip("column:O"), alt.Tooltip("value:N"), alt.Tooltip("row pressure:Q")],
     )
-    givens_text = base.mark_text(fontSize=16, fontWeight="bold").encode(text="value:N").transform_filter("datum.given")
-    placed_text = base.mark_text(fontSize=16).encode(text="value:N").transform_filter("!datum.given")
+    givens_text = (
+        base.mark_text(fontSize=16, fontWeight="bold").encode(text=alt.Text("value:N")).transform_filter("datum.given")
+    )
+    placed_text = base.mark_text(fontSize=16).encode(text=alt.Text("value:N")).transform_filter("!datum.given")
     return (squares + givens_text + placed_text).properties(width=36 * n, height=36 * n, title=title)

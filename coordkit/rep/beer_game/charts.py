@@ -17,7 +17,11 @@ def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | None = Non
     if value != "order":
         return stages
     demand = mean.drop_duplicates("round").assign(series="customer demand")
-    dashed = alt.Chart(demand).mark_line(strokeDash=[4, 3], color="black").encode(x="round", y="customer_demand")
+    dashed = (
+        alt.Chart(demand)
+        .mark_line(strokeDash=[4, 3], color="black")
+        .encode(x=alt.X("round"), y=alt.Y("customer_demand"))
+    )
     return stages + dashed
 
 

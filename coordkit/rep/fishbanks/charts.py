@@ -22,14 +22,18 @@ def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str) -> al
     table["low"], table["high"] = table["mean"] - spread, table["mean"] + spread
     colour = alt.Color("protocol:N", sort=ORDER, title=None)
     line = viz.lines(table, "season", "mean", color="protocol", title=title, y_title=y_title).encode(color=colour)
-    band = alt.Chart(table).mark_area(opacity=0.18).encode(x="season:Q", y="low:Q", y2="high:Q", color=colour)
+    band = (
+        alt.Chart(table)
+        .mark_area(opacity=0.18)
+        .encode(x=alt.X("season:Q"), y=alt.Y("low:Q"), y2=alt.Y2("high:Q"), color=colour)
+    )
     return alt.layer(line, band).properties(width=400, height=220)  # the line first: the legend shows lines
 
 
 def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
     """A dashed horizontal rule at the viability threshold (Fig. 2B)."""
     rule = pd.DataFrame({"threshold": [threshold]})
-    return alt.Chart(rule).mark_rule(strokeDash=[6, 4], color="#c0392b").encode(y="threshold:Q")
+    return alt.Chart(rule).mark_rule(strokeDash=[6, 4], color="#c0392b").encode(y=alt.Y("threshold:Q"))
 
 
 def outcomes(games: pd.DataFrame, source: str = "kit (rules)") -> alt.FacetChart:

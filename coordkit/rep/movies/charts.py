@@ -23,7 +23,7 @@ CONSENSUS = "consensus (%)"
 
 def _threshold_rule(percent: float) -> alt.Chart:
     rule = alt.Chart(pd.DataFrame({CONSENSUS: [percent]})).mark_rule(strokeDash=[4, 3], color="#888888")
-    return rule.encode(y=f"{CONSENSUS}:Q")
+    return rule.encode(y=alt.Y(f"{CONSENSUS}:Q"))
 
 
 def figure3_sparsity(rounds: pd.DataFrame, threshold: float = 0.7) -> alt.HConcatChart:
@@ -60,7 +60,12 @@ def _stars(data: pd.DataFrame, threshold: float, colour: alt.Color) -> alt.Chart
     return (
         alt.Chart(reached)
         .mark_point(shape=STAR, size=220, filled=True)
-        .encode(x="round:Q", y=f"{CONSENSUS}:Q", color=colour, tooltip=[alt.Tooltip("regime"), alt.Tooltip("round")])
+        .encode(
+            x=alt.X("round:Q"),
+            y=alt.Y(f"{CONSENSUS}:Q"),
+            color=colour,
+            tooltip=[alt.Tooltip("regime"), alt.Tooltip("round")],
+        )
     )
 
 
@@ -72,14 +77,19 @@ def _paper_rounds(paper, percent: float, colour: alt.Color) -> alt.Chart:
     return (
         alt.Chart(pd.DataFrame(rows))
         .mark_point(shape="diamond", size=120, filled=False, strokeWidth=2)
-        .encode(x="round:Q", y=f"{CONSENSUS}:Q", color=colour, tooltip=[alt.Tooltip("regime"), alt.Tooltip("round")])
+        .encode(
+            x=alt.X("round:Q"),
+            y=alt.Y(f"{CONSENSUS}:Q"),
+            color=colour,
+            tooltip=[alt.Tooltip("regime"), alt.Tooltip("round")],
+        )
     )
 
 
 def _paper_maximum(percent: float) -> alt.Chart:
     data = pd.DataFrame({CONSENSUS: [percent], "label": [f"paper's A2A maximum, {percent:g}%"]})
-    rule = alt.Chart(data).mark_rule(strokeDash=[8, 4], color="black").encode(y=f"{CONSENSUS}:Q")
-    return rule + rule.mark_text(align="left", dx=4, dy=-6, x=0).encode(text="label")
+    rule = alt.Chart(data).mark_rule(strokeDash=[8, 4], color="black").encode(y=alt.Y(f"{CONSENSUS}:Q"))
+    return rule + rule.mark_text(align="left", dx=4, dy=-6, x=0).encode(text=alt.Text("label"))
 
 
 def figure3_scaling(runs: pd.DataFrame) -> alt.LayerChart:
@@ -106,15 +116,28 @@ def figure3_scaling(runs: pd.DataFrame) -> alt.LayerChart:
     protocols = [name for name in PROTOCOL_NAMES.values() if name in set(runs["protocol"])]
     colour = alt.Color("protocol", scale=alt.Scale(domain=protocols), legend=alt.Legend(symbolOpacity=1))
     layers = [
-        alt.Chart(band).mark_rect(color="#bbbbbb", opacity=0.25).encode(y="low:Q", y2="high:Q"),
-        alt.Chart(band).mark_text(align="left", baseline="top", dx=4, dy=4, x=0).encode(y="high:Q", text="label"),
+        alt.Chart(band).mark_rect(color="#bbbbbb", opacity=0.25).encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q")),
+        alt.Chart(band)
+        .mark_text(align="left", baseline="top", dx=4, dy=4, x=0)
+        .encode(y=alt.Y("high:Q"), text=alt.Text("label")),
         alt.Chart(dnf)
         .mark_rect(opacity=0.18)
-        .encode(x=alt.X("low:Q", scale=scale), x2="high:Q", color=colour, tooltip=["protocol", "population"]),
+        .encode(
+            x=alt.X("low:Q", scale=scale),
+            x2=alt.X2("high:Q"),
+            color=colour,
+            tooltip=[alt.Tooltip("protocol"), alt.Tooltip("population")],
+        ),
         alt.Chart(converged).mark_circle(opacity=0.35, size=30).encode(x=x, y=y, color=colour),
         alt.Chart(median)
         .mark_line(point=True)
-        .encode(x=x, y=y, color=colour, detail="stretch:N", tooltip=["protocol", "population", "convergence_round"]),
+        .encode(
+            x=x,
+            y=y,
+            color=colour,
+            detail=alt.Detail("stretch:N"),
+            tooltip=[alt.Tooltip("protocol"), alt.Tooltip("population"), alt.Tooltip("convergence_round")],
+        ),
     ]
     subtitle = (
         f"paper: A2A {paper.text('rounds_to_converge', 'a2a')} up to 20 agents, "
@@ -161,7 +184,7 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     lines = (
         alt.Chart(edges)
         .mark_rule(opacity=0.15, color="#888888")
-        .encode(x=alt.X("x:Q", **bare), y=alt.Y("y:Q", **bare), x2="x2:Q", y2="y2:Q")
+        .encode(x=alt.X("x:Q", **bare), y=alt.Y("y:Q", **bare), x2=alt.X2("x2:Q"), y2=alt.Y2("y2:Q"))
     )
     dots = (
         alt.Chart(nodes)
@@ -170,7 +193,12 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
             x=alt.X("x:Q", **bare),
             y=alt.Y("y:Q", **bare),
             color=alt.Color("vote", scale=VOTES, title="at the final proposal"),
-            tooltip=["agent", "vote", "ideal price ($)", "ideal start (h)"],
+            tooltip=[
+                alt.Tooltip("agent"),
+                alt.Tooltip("vote"),
+                alt.Tooltip("ideal price ($)"),
+                alt.Tooltip("ideal start (h)"),
+            ],
         )
     )
     shown = "" if len(drawn) == len(model.edges) else f", every {len(model.edges) // len(drawn)}th edge drawn"
@@ -199,6 +227,6 @@ def consensus_over_rounds(model: MovieScheduling) -> alt.LayerChart:
         layers.append(
             alt.Chart(star)
             .mark_point(shape=STAR, size=260, filled=True, color="black")
-            .encode(x="round:Q", y=f"{CONSENSUS}:Q")
+            .encode(x=alt.X("round:Q"), y=alt.Y(f"{CONSENSUS}:Q"))
         )
     return alt.layer(*layers).properties(width=420, height=320)
