@@ -98,7 +98,7 @@ def lines(
     x: str,
     y: str,
     color: str | None = None,
-    title: str | None = None,
+    title: str | list[str] | None = None,  # a list: one line each
     y_title: str | None = None,
     x_title: str | None = None,
 ) -> alt.Chart:

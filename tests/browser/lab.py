@@ -501,6 +501,58 @@ def wait_for_charts_loaded(page, timeout: float = 15.0) -> None:
     )
 
 
+# --- how pages read -------------------------------------------------------------------------------------------------
+
+# Every output wider than its output area: it scrolls sideways, or a table or chart sticks out of it.
+_JS_TOO_WIDE = r"""
+() => {
+    const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+    const found = [];
+    for (const output of document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')) {
+        const column = output.getBoundingClientRect();
+        const wide = [...output.querySelectorAll('table, svg, img, canvas')]
+            .filter(el => el.closest('.jp-OutputArea-output') === output && !el.parentElement.closest('svg'))
+            .map(el => el.getBoundingClientRect())
+            .filter(box => box.right > column.right + 1);
+        if (output.scrollWidth > output.clientWidth + 1 || wide.length) {
+            found.push({
+                cell: cells.indexOf(output.closest('.jp-Cell')),
+                column: Math.round(column.width),
+                width: Math.round(Math.max(output.scrollWidth, ...wide.map(box => box.right - column.left))),
+            });
+        }
+    }
+    return found;
+}
+"""
+
+
+def too_wide(page) -> list[str]:
+    """Outputs wider than the notebook's column (at the test window, 1400 px wide with the file browser open)."""
+    return [
+        f"cell {found['cell']}: {found['width']} px in a {found['column']} px column"
+        for found in page.evaluate(_JS_TOO_WIDE)
+    ]
+
+
+def dollars_shown_as_math(page) -> list[str]:
+    """Markdown cells that escape a dollar sign (``\\$``) but show fewer dollar signs than they escape: JupyterLab
+    drew the text between two of them as math ("7,300underA2A")."""
+    cells = page.evaluate(
+        f"""() => {_JS_NOTEBOOK}().content.widgets
+            .map((cell, index) => ({{index, type: cell.model.type, source: cell.model.sharedModel.getSource(),
+                                     text: (cell.node.querySelector('.jp-RenderedMarkdown') || {{}}).innerText}}))
+            .filter(cell => cell.type === 'markdown')"""
+    )
+    problems = []
+    for cell in cells:
+        escaped = len(re.findall(r"\\\$", cell["source"]))
+        shown = (cell["text"] or "").count("$")
+        if shown < escaped:
+            problems.append(f"cell {cell['index']}: {escaped} escaped dollar signs, {shown} shown")
+    return problems
+
+
 # --- panels ---------------------------------------------------------------------------------------------------------
 
 

@@ -1,10 +1,12 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
-For each notebook: Run All Cells; no cell shows an error; every chart is drawn; every panel is there; then each
+For each notebook: Run All Cells; no cell shows an error; every chart is drawn; no output is wider than the column
+and no dollar sign is drawn as math; every panel is there; then each
 control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel must run again
 without an error each time (its chart changes, or, when the result is legitimately the same, its status line goes
 through "running…" to "done in …" again). Controls that ran again with the same chart are listed in the session's
-summary ("notes"): not failures, but worth a look.
+summary ("notes"): not failures, but worth a look. Last, the notebook is saved (each panel must keep a static view
+of its chart, for GitHub) and reopened on a new kernel (each panel must show its controls and that chart).
 
 A failure saves a screenshot under test-artifacts/browser/ and names it in the message; with
 COORDKIT_BROWSER_SCREENSHOTS=1, every panel is photographed there after its controls were changed.
@@ -68,6 +70,12 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
         assert not blank, f"{name}: charts not drawn (no size, no marks or not loaded): {blank}"
         if _has_charts(name):
             assert drawn, f"{name}: no chart in the outputs"
+
+    with lab.screenshot_on_failure(page, stem, "layout"):
+        wide = lab.too_wide(page)
+        assert not wide, f"{name}: outputs wider than the notebook column: {wide}"
+        maths = lab.dollars_shown_as_math(page)
+        assert not maths, f"{name}: dollar amounts drawn as math: {maths}"
 
     failures, notes = [], []
     changes = unchanged = 0
@@ -189,15 +197,20 @@ ExperimentPanel(
     [Choice("c", ["p", "q"]), Toggle("t"), Slider("x", 0, 3)],
     chart=lambda df: viz.lines(df, "a", "b", title=df["c"][0]),
 )""",
+    'pd.DataFrame({"a" * 300: [1]})',  # wider than the column
+    "markdown: total cost \\$7,300 under A2A, \\$4,251 under REP",  # one backslash: JupyterLab draws math
     "1 / 0",
 ]
 
 
 def test_the_checks_see_errors(page, jupyter_lab):
-    """The checks above can fail: a traceback is caught and a warning is not, a panel that reruns is seen to, and
-    an "error:" status is caught (on a scratch notebook in the server's temporary copy, not in notebooks/)."""
+    """The checks above can fail: a traceback is caught and a warning is not, a panel that reruns is seen to, an
+    "error:" status is caught, and so are an output wider than the column and dollar signs drawn as math (on a
+    scratch notebook in the server's temporary copy, not in notebooks/)."""
     cells = [
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+        {"cell_type": "markdown", "metadata": {}, "source": source.removeprefix("markdown: ")}
+        if source.startswith("markdown: ")
+        else {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
         for source in SELF_CHECK
     ]
     kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
@@ -207,10 +220,12 @@ def test_the_checks_see_errors(page, jupyter_lab):
     lab.open_notebook(page, jupyter_lab, "_self_check.ipynb")
     lab.run_all(page)
     problems = lab.errors_in_outputs(lab.cell_outputs(page))
-    assert [(problem.cell, problem.kind) for problem in problems] == [(2, "error")]
+    assert [(problem.cell, problem.kind) for problem in problems] == [(4, "error")]
     assert "ZeroDivisionError" in problems[0].text
     assert len(lab.error_outputs_in_page(page)) == 1
     assert lab.scroll_to_first_error(page)
+    assert [wide.split(":")[0] for wide in lab.too_wide(page)] == ["cell 2"]
+    assert lab.dollars_shown_as_math(page) == ["cell 3: 2 escaped dollar signs, 0 shown"]
 
     lab.wait_for_panels(page, 1)
     panel = lab.panels(page).first

@@ -49,7 +49,8 @@ def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
     """The paper's Figure 1, redrawn: (A) orders under A2A, (B) under REP, (C) total cost vs the paper."""
     a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title="(A) A2A: orders by stage")
     rep = by_stage(rounds[rounds["protocol"] == "rep_textual"], title="(B) REP textual: orders by stage")
-    return alt.vconcat(alt.hconcat(a2a, rep).resolve_scale(y="shared"), paper_vs_kit(metrics.per_game(rounds)))
+    side_by_side = alt.hconcat(a2a.properties(width=360), rep.properties(width=360)).resolve_scale(y="shared")
+    return alt.vconcat(side_by_side, paper_vs_kit(metrics.per_game(rounds)))
 
 
 def game_view(rounds: pd.DataFrame, step_round: int) -> alt.VConcatChart:

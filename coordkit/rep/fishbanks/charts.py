@@ -61,7 +61,7 @@ def figure2(data: pd.DataFrame) -> alt.VConcatChart:
     population = by_season(seasons, "population", "(A) Fish population (mean ± sd)", "fish")
     index = by_season(seasons, "sustainability_index", "(B) Sustainability index (dashed: threshold)", "index")
     source = "kit (LLM)" if "llm_calls" in data.columns else "kit (rules)"
-    top = alt.hconcat(population, index + threshold_rule())
+    top = alt.hconcat(population.properties(width=340), (index + threshold_rule()).properties(width=340))
     return alt.vconcat(top, outcomes(metrics.per_game(data), source)).resolve_scale(color="independent")
 
 

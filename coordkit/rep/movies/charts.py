@@ -47,7 +47,7 @@ def figure3_sparsity(rounds: pd.DataFrame, threshold: float = 0.7) -> alt.HConca
             layers.append(_paper_maximum(paper.value("max_consensus", "a2a")))
         else:
             layers.append(_paper_rounds(paper, 100 * threshold, colour))
-        panels.append(alt.layer(*layers).properties(title=PROTOCOL_NAMES[protocol], width=280, height=240))
+        panels.append(alt.layer(*layers).properties(title=PROTOCOL_NAMES[protocol], width=210, height=240))
     title = alt.TitleParams(
         "Consensus over rounds, 20 agents (mean over seeds)",
         subtitle=f"★ the kit reaches {threshold:.0%}; ◇ the paper's convergence rounds; dashes: the paper's A2A best",
@@ -205,7 +205,8 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     network = alt.layer(lines, dots).properties(
         width=320, height=320, title=f"{model.population} agents, {len(model.edges)} edges{shown}"
     )
-    return alt.hconcat(network, consensus_over_rounds(model)).resolve_scale(color="independent")
+    consensus = consensus_over_rounds(model).properties(width=340)
+    return alt.hconcat(network, consensus).resolve_scale(color="independent")
 
 
 def consensus_over_rounds(model: MovieScheduling) -> alt.LayerChart:
@@ -214,10 +215,10 @@ def consensus_over_rounds(model: MovieScheduling) -> alt.LayerChart:
     summary = model.summary()
     reached = summary["convergence_round"]
     verdict = f"converged at round {reached:.0f}" if summary["converged"] else "never converged"
-    title = (
-        f"{PROTOCOL_NAMES[model.protocol]}: final consensus {summary['final_consensus']:.0%}, {verdict} "
-        f"(${model.group_price:.2f} at {model.group_time:.2f} h)"
-    )
+    title = [  # two lines: one would be wider than the chart
+        f"{PROTOCOL_NAMES[model.protocol]}: final consensus {summary['final_consensus']:.0%}, {verdict}",
+        f"group proposal ${model.group_price:.2f} at {model.group_time:.2f} h",
+    ]
     line = viz.lines(frame, "round", CONSENSUS, title=title).encode(
         y=alt.Y(CONSENSUS, scale=alt.Scale(domain=[0, 100]))
     )
