@@ -438,11 +438,24 @@ def scroll_to_first_error(page) -> bool:
 
 # --- charts ---------------------------------------------------------------------------------------------------------
 
-# A chart element: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg> (a panel's live
-# chart, drawn by Vega), a <canvas>. Each belongs to the innermost output around it (a panel's table slots are
+# A chart element: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg>, a <canvas> (a
+# panel's live chart, drawn by Vega). Each belongs to the innermost output around it (a panel's table slots are
 # outputs inside the panel's output).
 _JS_CHARTS = r"""
 (root) => {
+    // a canvas's marks: its pixels that are neither blank nor white (every 4th row and column)
+    const inkedPixels = canvas => {
+        if (!canvas.width || !canvas.height) return 0;
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        let inked = 0;
+        for (let y = 0; y < canvas.height; y += 4) {
+            for (let x = 0; x < canvas.width; x += 4) {
+                const i = 4 * (y * canvas.width + x);
+                if (pixels[i + 3] > 0 && (pixels[i] < 250 || pixels[i + 1] < 250 || pixels[i + 2] < 250)) inked++;
+            }
+        }
+        return inked;
+    };
     const found = [];
     const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
     const panels = [...document.querySelectorAll('.jp-Notebook .coordkit-panel')];
@@ -457,7 +470,7 @@ _JS_CHARTS = r"""
             let marks = 0, loaded = true;
             if (tag === 'svg') marks = el.querySelectorAll('path, rect, circle, line, polygon, polyline').length;
             else if (tag === 'img') { loaded = el.complete && el.naturalWidth > 0; marks = loaded ? 1 : 0; }
-            else marks = el.width > 0 && el.height > 0 ? 1 : 0;
+            else marks = inkedPixels(el);
             // icons (tiny svgs in buttons, toolbars) are not charts
             if (tag === 'svg' && box.width < 40 && box.height < 40) continue;
             found.push({
