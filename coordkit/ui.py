@@ -38,7 +38,7 @@ from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
 
 from coordkit import parameters
-from coordkit.live_chart import LiveChart
+from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
 
 CONTROL_STYLE = {"description_width": "initial"}
@@ -264,7 +264,7 @@ class ExperimentPanel:
         slots = self.output.children  # (`type(slot)` would not do: a widget's class is a subclass made per widget)
         new = len(kinds) != len(slots) or not all(map(isinstance, slots, kinds))
         shown = [
-            item.to_dict(validate=new) if kind is LiveChart else _display_data(item)
+            spec_of(item, validate=new) if kind is LiveChart else _display_data(item)
             for item, kind in zip(items, kinds, strict=True)
         ]
         if new:

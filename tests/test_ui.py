@@ -295,16 +295,6 @@ def test_a_broken_chart_is_reported_when_its_slot_is_made():
     assert "error: SchemaValidationError" in panel.status.value and panel.output.children == ()
 
 
-def test_a_live_chart_sends_vega_to_the_page_that_asks_for_it():
-    chart, sent = LiveChart(), []
-    chart.send = sent.append
-    chart._answer(chart, {"type": "something else"}, [])
-    assert sent == []
-    chart._answer(chart, {"type": "need-vega"}, [])
-    assert sent == [{"type": "vega-bundle", "code": viz.vega_bundle()}]
-    assert "window.vegaEmbed=" in sent[0]["code"]
-
-
 def test_a_panel_carries_a_static_view_of_its_chart_for_readers_without_a_kernel():
     viz.setup()
     panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], line_chart, debounce=0)
