@@ -85,6 +85,8 @@ def sweep(
     values, first key slowest), then seed order, whatever the engine. The
     results' own indexes are discarded. Runs that raise do not stop the others: once all are done,
     :class:`SweepError` names each failed run's parameters and seed and carries the finished results.
+    ``progress`` shows a progress bar (tqdm's: a widget in a notebook, a line on stderr elsewhere) labelled
+    ``desc`` (default: "<the run's name> runs").
     """
     combinations = _combinations(grid)
     seed_list = _seed_list(seeds, base_seed)
@@ -98,6 +100,7 @@ def sweep(
         _require_importable(run)
     tasks = [(run, params, fixed, seed, frame) for params in combinations for seed in seed_list]
     opened = SweepStore(store, run, fixed=fixed, frame=frame) if store is not None else nullcontext()
+    desc = desc if desc is not None else f"{getattr(run, '__name__', 'sweep')} runs"
     with opened as kept, tqdm(total=len(tasks), desc=desc, disable=not progress) as bar:
         results = _read_stored(kept, tasks)
         bar.update(sum(result is not None for result in results))

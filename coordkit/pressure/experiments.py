@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import product
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from coordkit import stats
 from coordkit.figures import figure
@@ -48,6 +49,11 @@ def trials(strategy: str, seeds: int, base_seed: int = 0, *, llm: LLMClient | No
         for k, seed in enumerate(derive_seeds(base_seed, seeds))
     ]
     return pd.DataFrame(rows)
+
+
+def _shown(conditions, desc: str) -> tqdm:
+    """The conditions of an experiment, with a progress bar (a widget in a notebook, a line on stderr elsewhere)."""
+    return tqdm(list(conditions), desc=desc)
 
 
 def design(seeds: int = DESIGN_TRIALS) -> list[tuple[str, str, int, dict]]:
@@ -258,7 +264,7 @@ def table2(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | N
     condition_seeds = dict(zip(("main", "scaling", "escalation", "easy"), derive_seeds(base_seed, 4)))
     frames = [
         trials(strategy, count, condition_seeds[condition], llm=llm, **params).assign(condition=condition)
-        for condition, strategy, count, params in design(seeds)
+        for condition, strategy, count, params in _shown(design(seeds), "Table 2 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -289,7 +295,7 @@ def ablation(
             examples=e,
             escalation=False,
         )
-        for d, i, e in product((True, False), repeat=3)
+        for d, i, e in _shown(product((True, False), repeat=3), "Tables 3-4 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -307,7 +313,7 @@ def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | 
     """Table 5: pressure-field and hierarchical with 2 to 32 agents (7×7, 8 empty)."""
     frames = [
         trials(s, seeds, base_seed, llm=llm, n=7, empty=8, agent_count=a)
-        for a, s in product((2, 4, 8, 16, 32), TOP_TIER)
+        for a, s in _shown(product((2, 4, 8, 16, 32), TOP_TIER), "Table 5 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -333,7 +339,7 @@ def escalation(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient
             empty=8,
             escalation=on,
         )
-        for on, s in product((True, False), STRATEGIES)
+        for on, s in _shown(product((True, False), STRATEGIES), "Table 6 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -351,6 +357,6 @@ def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | Non
     """Table 7: every strategy on easy puzzles (5×5, 5 empty); with ``llm``, LLM actors and conversation roles."""
     frames = [
         trials(s, conversation_seeds(seeds, "easy") if s == "conversation" else seeds, base_seed, llm=llm, n=5, empty=5)
-        for s in STRATEGIES
+        for s in _shown(STRATEGIES, "Table 7 conditions")
     ]
     return pd.concat(frames, ignore_index=True)

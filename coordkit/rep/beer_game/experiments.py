@@ -73,5 +73,10 @@ def figure1(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None)
     With ``llm``, the players are LLM players (A2A and REP call 1, REP textual call 2; see :class:`BeerGame`).
     """
     return sweep(
-        game_rounds, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed={"llm": llm}, progress=False
+        game_rounds,
+        {"protocol": list(PROTOCOLS)},
+        seeds,
+        base_seed=base_seed,
+        fixed={"llm": llm},
+        desc="Figure 1 games",
     )

@@ -124,5 +124,10 @@ def figure2(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None)
     With ``llm``, the companies are LLM companies (A2A and REP call 1, REP textual call 2; see :class:`Fishbanks`).
     """
     return sweep(
-        game_seasons, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed={"llm": llm}, progress=False
+        game_seasons,
+        {"protocol": list(PROTOCOLS)},
+        seeds,
+        base_seed=base_seed,
+        fixed={"llm": llm},
+        desc="Figure 2 games",
     )

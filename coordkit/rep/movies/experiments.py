@@ -96,7 +96,7 @@ def figure3_sparsity(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | Non
     With ``llm``, the agents are LLM agents (call 1, and REP textual's call 2; see :class:`MovieScheduling`).
     """
     grid = {"protocol": list(SPARSITY_PROTOCOLS), "regime": list(REGIMES)}
-    return sweep(regime_rounds, grid, seeds, base_seed=base_seed, fixed={"llm": llm}, progress=False)
+    return sweep(regime_rounds, grid, seeds, base_seed=base_seed, fixed={"llm": llm}, desc="Figure 3 (sparsity) runs")
 
 
 def scaling_run(
@@ -163,7 +163,7 @@ def figure3_scaling(
     """
     grid = {"protocol": list(SCALING_PROTOCOLS), "population": list(sizes)}
     fixed = {"llm": llm, "network": network}
-    return sweep(scaling_run, grid, seeds, base_seed=base_seed, fixed=fixed, progress=False)
+    return sweep(scaling_run, grid, seeds, base_seed=base_seed, fixed=fixed, desc="Figure 3 (scaling) runs")
 
 
 def _percent(values: pd.Series) -> str:
