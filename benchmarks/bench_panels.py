@@ -12,9 +12,9 @@ marks, a canvas; ``requestAnimationFrame`` polling); if no new chart comes (the 
 the status line says "done in" again.
 
 Per panel it prints the p50 and p95 of that time (p95 by nearest rank: with 15 events, the slowest), and the split of
-the medians: the kernel's share (the status line's "done in X ms": model run + chart render) and the rest (the
-debounce, the messages both ways and the browser's rendering). A last line gives the worst p50 and p95 beside the
-targets: p50 ≤ 150 ms, p95 ≤ 250 ms.
+the medians: the kernel's share (the status line's "done in X ms": the model run, the Altair chart and its Vega-Lite
+spec) and the rest (the messages both ways, the debounce of a burst, and Vega drawing the chart in the page). A
+last line gives the worst p50 and p95 beside the targets: p50 ≤ 150 ms, p95 ≤ 250 ms.
 """
 
 import argparse
@@ -282,9 +282,9 @@ def main() -> int:
         f"{TARGET_P95_MS} ms: {ok95}); {len(results)} panels in {time.monotonic() - started:.0f} s"
     )
     print(
-        "kernel = the status line's 'done in' (model run + chart render); rest = total − kernel (debounce, messages, "
-        "browser render); →running = input event to 'running…' in the page (debounce + one round trip); "
-        "→screen = the rest after 'running…' (outputs sent back, chart decoded and painted); all medians"
+        "kernel = the status line's 'done in' (model run, chart and its spec); rest = total − kernel (messages, "
+        "debounce, drawing); →running = input event to 'running…' in the page (one round trip, and the debounce "
+        "within a burst); →screen = the rest after 'running…' (the spec sent, Vega's drawing painted); all medians"
     )
     return 0
 
