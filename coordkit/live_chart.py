@@ -1,7 +1,7 @@
 """`LiveChart`: an Altair chart that stays live in the page and redraws from each new spec the kernel sends.
 
 Re-rendering a panel's chart to SVG in the kernel (vl-convert) took 50–220 ms per change; its Vega-Lite spec takes
-5–40 ms to make (``to_dict``), and the page's Vega draws it in 30–80 ms (benchmarks/bench_panels.py).
+5–35 ms to make, and it is on screen 10–80 ms after the kernel sends it (benchmarks/bench_panels.py).
 """
 
 import json

@@ -207,7 +207,7 @@ class ExperimentPanel:
         self._takes_progress = "progress" in inspect.signature(run).parameters
         self._pending: asyncio.TimerHandle | None = None
         self._last_run = -math.inf
-        self._snapshot_values: dict[str, Any] = {}
+        self._first_view: tuple[dict[str, Any], list[str]] = ({}, [])  # values, and each slot as static HTML
         self.debounce = debounce
         self.result: Any = None
         self.last_error: Exception | None = None
@@ -272,8 +272,12 @@ class ExperimentPanel:
             for slot, content in zip(slots, shown, strict=True):
                 if isinstance(slot, LiveChart):
                     slot.snapshot = vl_convert.vegalite_to_svg(content)
+            statics = [
+                slot.snapshot if isinstance(slot, LiveChart) else _static(content["data"])
+                for slot, content in zip(slots, shown, strict=True)
+            ]
+            self._first_view = (self.values, statics)
             self.output.children = slots
-            self._snapshot_values = self.values
         for slot, content in zip(self.output.children, shown, strict=True):
             if isinstance(slot, LiveChart):
                 slot.spec = content
@@ -314,15 +318,11 @@ class ExperimentPanel:
 
     def snapshot_html(self) -> str:
         """The chart as static HTML, as first shown, under a line saying which values it shows ("" if none)."""
-        charts = [
-            slot.snapshot if isinstance(slot, LiveChart) else _static(slot.outputs[0].get("data", {}))
-            for slot in self.output.children
-        ]
-        charts = [chart for chart in charts if chart]
+        shown, statics = self._first_view
+        charts = [chart for chart in statics if chart]
         if not charts:
             return ""
-        shown = self._snapshot_values.items()
-        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in shown)
+        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in shown.items())
         caption = f"A static view of the panel at {values}; run the notebook to use its controls."
         return f"<p><i>{html.escape(caption)}</i></p>" + "".join(charts)
 
