@@ -43,6 +43,16 @@ function snapshotOf(model) {
   return div;
 }
 
+function labelSnapshot(el) {
+  const snapshot = el.querySelector(".coordkit-live-chart-snapshot");
+  if (!snapshot || el.querySelector(".coordkit-live-chart-note")) return;
+  const note = document.createElement("p");
+  note.className = "coordkit-live-chart-note";
+  note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
+  note.textContent = "A static view of this chart as first drawn: run the notebook to redraw it.";
+  snapshot.before(note);
+}
+
 export default {
   render({ model, el }) {
     el.classList.add("coordkit-live-chart");
@@ -60,15 +70,8 @@ export default {
       try {
         embed = await loadVega(model);
       } catch {
-        const snapshot = el.querySelector(".coordkit-live-chart-snapshot");
-        if (snapshot && !el.querySelector(".coordkit-live-chart-note")) {
-          const note = document.createElement("p");
-          note.className = "coordkit-live-chart-note";
-          note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
-          note.textContent = "A static view of this chart as first drawn: run the notebook to redraw it.";
-          snapshot.before(note);
-        }
-        return; // no Vega: the snapshot stays
+        labelSnapshot(el); // no Vega: the snapshot stays
+        return;
       }
       const next = document.createElement("div");
       let drawn;
@@ -96,6 +99,7 @@ export default {
     draw();
     return () => {
       latest++;
+      model.off("change:spec", draw);
       if (result) result.finalize();
     };
   },
