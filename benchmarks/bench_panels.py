@@ -7,9 +7,9 @@ panel at its defaults, sends ``--events`` input events one after the other, each
 ArrowRight/ArrowLeft in turn on its first slider (or two options of a dropdown in turn if it has no slider); a
 control whose change leaves the chart as it is at the defaults (a budget that does not bind) is passed over for the
 next one, found by one untimed step there and back. Each event is timed in the page, from the event's own timestamp
-to the first animation frame after the new chart is in the DOM and drawn (an image loaded and decoded, an SVG with
-marks, a canvas; ``requestAnimationFrame`` polling); if no new chart comes (the same outputs again), to the moment
-the status line says "done in" again.
+to the first animation frame after the new chart is drawn (a live chart's next draw, in place or anew, counted by
+its ``data-draws``; any other chart element new and drawn; ``requestAnimationFrame`` polling); if no new chart comes
+(the same outputs again), to the moment the status line says "done in" again.
 
 Per panel it prints the p50 and p95 of that time (p95 by nearest rank: with 15 events, the slowest), and the split of
 the medians: the kernel's share (the status line's "done in X ms": the model run, the Altair chart and its Vega-Lite
@@ -43,17 +43,25 @@ _JS_ARM = r"""
     const status = panel.querySelector('.coordkit-panel-status');
     const CHARTS = 'img, svg, canvas';
     chart.querySelectorAll(CHARTS).forEach(el => { el.__coordkit_old = true; });
+    const draws = el => Number(el.dataset.draws || 0);
+    const drawsBefore = new Map([...chart.querySelectorAll('.coordkit-live-chart')].map(el => [el, draws(el)]));
     const drawn = el => {
         const tag = el.tagName.toLowerCase();
         if (tag === 'img') return el.complete && el.naturalWidth > 0;
         if (tag === 'canvas') return el.width > 0 && el.height > 0;
         return el.querySelector('path, rect, circle, line, polygon, polyline, text') !== null;
     };
+    // new: a live chart has drawn again (in place, or into a new canvas) and none is still drawing, once the
+    // status line says the run is done (its message comes after the charts'); any other chart element is new
     const isNew = () => {
         const outputs = [...chart.querySelectorAll('.jp-OutputArea-output')];
-        const shown = [...chart.querySelectorAll(CHARTS)].filter(el => !el.parentElement.closest('svg'));
-        return shown.length > 0 && shown.every(el => !el.__coordkit_old && drawn(el))
-            && outputs.every(o => o.childElementCount || o.innerText.trim());
+        const lives = [...chart.querySelectorAll('.coordkit-live-chart')];
+        const others = [...chart.querySelectorAll(CHARTS)]
+            .filter(el => !el.parentElement.closest('svg') && !el.closest('.coordkit-live-chart'));
+        const redrawn = lives.some(el => draws(el) > (drawsBefore.get(el) ?? -1));
+        const othersNew = others.every(el => !el.__coordkit_old && drawn(el));
+        return state.done !== null && !lives.some(el => el.dataset.pending) && othersNew
+            && (redrawn || others.length > 0) && outputs.every(o => o.childElementCount || o.innerText.trim());
     };
     const state = {input: null, running: null, done: null};
     const types = ['keydown', 'input', 'change', 'click'];

@@ -1,35 +1,33 @@
-// A Vega-Lite chart that stays in the page. Each spec the kernel sends is drawn into a new element, which replaces
-// the one on screen only once it is drawn: no blank frame, no jump. Vega comes from the kernel, once per page
-// (vl-convert's offline bundle: no CDN). Until then, and wherever no kernel answers (a saved notebook reopened),
-// the widget shows its static snapshot.
+// A Vega-Lite chart that stays in the page. A spec the kernel sends that differs from the one on screen only in its
+// data and its titles updates the view in place (new data, new title signals); any other is drawn into a new
+// element, which replaces the one on screen only once it is drawn: no blank frame, no jump. Vega comes from the
+// kernel (vl-convert's offline bundle: no CDN), at the first answer to any chart's request: a kernel busy with Run
+// All answers late, one restored from a saved notebook never does. Until then the widget shows its static snapshot,
+// labelled as static after a few seconds.
 
-const NO_KERNEL_AFTER_MS = 5000;
+const LABEL_SNAPSHOT_AFTER_MS = 5000;
+const asked = new WeakSet(); // the models that have asked their kernel for Vega
 
 function loadVega(model) {
   if (window.vegaEmbed) return Promise.resolve(window.vegaEmbed);
   if (!window.__coordkitVega) {
-    window.__coordkitVega = new Promise((resolve, reject) => {
-      const giveUp = (error) => {
-        model.off("msg:custom", onMessage);
-        window.__coordkitVega = null; // the next chart asks again
-        reject(error);
-      };
-      const timer = setTimeout(() => giveUp(new Error("no kernel sent Vega")), NO_KERNEL_AFTER_MS);
-      const onMessage = (message) => {
-        if (message.type !== "vega-bundle") return;
-        clearTimeout(timer);
-        model.off("msg:custom", onMessage);
-        new Function(message.code)(); // defines window.vegaEmbed, window.vega and window.vegaLite
-        resolve(window.vegaEmbed);
-      };
-      model.on("msg:custom", onMessage);
-      try {
-        model.send({ type: "need-vega" });
-      } catch (error) {
-        clearTimeout(timer); // no comm: the widget was restored from a saved notebook
-        giveUp(error);
-      }
+    window.__coordkitVega = new Promise((resolve) => {
+      window.__coordkitVegaArrived = resolve;
     });
+  }
+  if (asked.has(model)) return window.__coordkitVega;
+  asked.add(model);
+  const onMessage = (message) => {
+    if (message.type !== "vega-bundle") return;
+    model.off("msg:custom", onMessage);
+    if (!window.vegaEmbed) new Function(message.code)(); // defines window.vegaEmbed, window.vega, window.vegaLite
+    window.__coordkitVegaArrived(window.vegaEmbed);
+  };
+  model.on("msg:custom", onMessage);
+  try {
+    model.send({ type: "need-vega" });
+  } catch {
+    // no comm: a widget restored from a saved notebook; another chart's kernel may still answer
   }
   return window.__coordkitVega;
 }
@@ -43,13 +41,65 @@ function snapshotOf(model) {
   return div;
 }
 
+// Views (not axes or legends) whose titles become variables, so that a new title needs no new view.
+const VIEW_KEYS = ["mark", "layer", "hconcat", "vconcat", "concat", "facet", "repeat", "spec"];
+
+// The spec made ready for updates in place: datasets named by position (Altair names them by a hash of their
+// values), each view title read from a variable ("ck_title_<i>"). `shape` is what must stay the same.
+function prepare(spec) {
+  let text = JSON.stringify(spec);
+  Object.keys(spec.datasets || {}).forEach((name, i) => {
+    text = text.split(JSON.stringify(name)).join(JSON.stringify(`ck-data-${i}`));
+  });
+  const ready = JSON.parse(text);
+  const titles = [];
+  const visit = (node, top) => {
+    if (Array.isArray(node)) return node.forEach((item) => visit(item, false));
+    if (!node || typeof node !== "object") return;
+    const isView = top || VIEW_KEYS.some((key) => key in node);
+    if (isView && node.title !== undefined) {
+      const title = typeof node.title === "object" && !Array.isArray(node.title) ? node.title : { text: node.title };
+      if (typeof title.text === "string" || Array.isArray(title.text)) {
+        const name = `ck_title_${titles.length}`;
+        titles.push({ name, value: title.text });
+        node.title = { ...title, text: { expr: name } };
+      }
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== "datasets" && key !== "encoding" && key !== "data") visit(value, false);
+    }
+  };
+  visit(ready, true);
+  ready.params = [...(ready.params || []), ...titles];
+  const datasets = ready.datasets || {};
+  const shape = JSON.stringify({
+    ...ready,
+    datasets: Object.keys(datasets),
+    params: ready.params.map((param) => param.name),
+  });
+  return { spec: ready, shape, datasets, titles };
+}
+
+// Put the new data and titles into the view on screen; false if it cannot take them (then draw anew).
+async function update(result, prepared) {
+  try {
+    const view = result.view;
+    for (const [name, values] of Object.entries(prepared.datasets)) view.data(name, values);
+    for (const { name, value } of prepared.titles) view.signal(name, value);
+    await view.runAsync();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function labelSnapshot(el) {
   const snapshot = el.querySelector(".coordkit-live-chart-snapshot");
   if (!snapshot || el.querySelector(".coordkit-live-chart-note")) return;
   const note = document.createElement("p");
   note.className = "coordkit-live-chart-note";
   note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
-  note.textContent = "A static view of this chart as first drawn: run the notebook to redraw it.";
+  note.textContent = "A static view of this chart as first drawn; it comes alive when the kernel answers (run the notebook if it does not).";
   snapshot.before(note);
 }
 
@@ -57,27 +107,42 @@ export default {
   render({ model, el }) {
     el.classList.add("coordkit-live-chart");
     let result = null; // the vega-embed result on screen
+    let shape = null; // the shape of its spec (see prepare)
     let latest = 0; // the latest draw; an earlier one that finishes later is dropped
 
     const placeholder = snapshotOf(model);
     if (placeholder) el.replaceChildren(placeholder);
 
+    // `data-pending` while a draw is under way, `data-draws` counts the draws done (for tests and benchmarks:
+    // a canvas redrawn in place changes no element)
+    const countDraw = () => {
+      el.dataset.draws = String(Number(el.dataset.draws || 0) + 1);
+    };
     const draw = async () => {
       const spec = model.get("spec");
       if (!spec || !Object.keys(spec).length) return;
       const mine = ++latest;
-      let embed;
+      el.dataset.pending = "1";
       try {
-        embed = await loadVega(model);
-      } catch {
-        labelSnapshot(el); // no Vega: the snapshot stays
+        await drawSpec(spec, mine);
+      } finally {
+        if (mine === latest) delete el.dataset.pending;
+      }
+    };
+    const drawSpec = async (spec, mine) => {
+      const label = setTimeout(() => labelSnapshot(el), LABEL_SNAPSHOT_AFTER_MS);
+      const embed = await loadVega(model);
+      clearTimeout(label);
+      const prepared = prepare(spec);
+      if (result && prepared.shape === shape && (await update(result, prepared))) {
+        countDraw();
         return;
       }
       const next = document.createElement("div");
-      let drawn;
+      let embedded;
       try {
         // canvas, not SVG: 20-40 ms sooner on screen for charts with many marks (benchmarks/bench_panels.py)
-        drawn = await embed(next, spec, { actions: false, renderer: "canvas" });
+        embedded = await embed(next, prepared.spec, { actions: false, renderer: "canvas" });
       } catch (error) {
         if (mine !== latest) return;
         const message = document.createElement("pre");
@@ -87,12 +152,14 @@ export default {
         return;
       }
       if (mine !== latest) {
-        drawn.finalize();
+        embedded.finalize();
         return;
       }
       el.replaceChildren(next);
       if (result) result.finalize();
-      result = drawn;
+      result = embedded;
+      shape = prepared.shape;
+      countDraw();
     };
 
     model.on("change:spec", draw);

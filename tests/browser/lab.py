@@ -23,7 +23,7 @@ A JavaScript handle on the application (``window.jupyterapp``, exposed by the se
 kernel's status and the cells' outputs; everything else goes through the page as a user sees it.
 """
 
-from lab_charts import Chart, charts, wait_for_charts_loaded
+from lab_charts import Chart, charts, wait_for_charts_loaded, wait_for_live_charts
 from lab_checks import (
     Problem,
     dollars_shown_as_math,
@@ -93,6 +93,7 @@ __all__ = [
     "Chart",
     "charts",
     "wait_for_charts_loaded",
+    "wait_for_live_charts",
     # lab_panels
     "STATUS_DONE",
     "STATUS_ERROR",

@@ -79,3 +79,15 @@ def wait_for_charts_loaded(page, timeout: float = 15.0) -> None:
             .every(img => img.complete && img.naturalWidth > 0)""",
         timeout=timeout * 1000,
     )
+
+
+def wait_for_live_charts(page, timeout: float = 30.0) -> None:
+    """Wait until every live chart (a panel's, drawn by Vega in the page) has drawn and none is drawing; raise
+    AssertionError if some are still on their static snapshot after ``timeout`` seconds (Vega never came)."""
+    script = """() => [...document.querySelectorAll('.jp-Notebook .coordkit-live-chart')]
+        .filter(el => !Number(el.dataset.draws || 0) || el.dataset.pending).length"""
+    try:
+        page.wait_for_function(f"() => ({script})() === 0", timeout=timeout * 1000)
+    except Exception as error:  # playwright's TimeoutError
+        waiting = page.evaluate(script)
+        raise AssertionError(f"{waiting} live charts not drawn by Vega after {timeout:.0f} s") from error

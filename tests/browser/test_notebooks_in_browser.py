@@ -65,6 +65,7 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
 
     with lab.screenshot_on_failure(page, stem, "charts"):
         lab.wait_for_charts_loaded(page)
+        lab.wait_for_live_charts(page)
         drawn = lab.charts(page)
         blank = [chart for chart in drawn if not chart.rendered]
         assert not blank, f"{name}: charts not drawn (no size, no marks or not loaded): {blank}"
