@@ -99,7 +99,9 @@ function labelSnapshot(el) {
   const note = document.createElement("p");
   note.className = "coordkit-live-chart-note";
   note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
-  note.textContent = "A static view of this chart as first drawn; it comes alive when the kernel answers (run the notebook if it does not).";
+  note.textContent =
+    "A static view of this chart as first drawn; it comes alive when the kernel answers " +
+    "(run the notebook if it does not).";
   snapshot.before(note);
 }
 
@@ -141,7 +143,7 @@ export default {
       const next = document.createElement("div");
       let embedded;
       try {
-        // canvas, not SVG: 20-40 ms sooner on screen for charts with many marks (benchmarks/bench_panels.py)
+        // canvas, not SVG: 17-31 ms sooner on screen for 03's and 04's charts (benchmarks/bench_panels.py)
         embedded = await embed(next, prepared.spec, { actions: false, renderer: "canvas" });
       } catch (error) {
         if (mine !== latest) return;
