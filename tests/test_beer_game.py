@@ -2,11 +2,12 @@
 
 import pandas as pd
 import pytest
+import vl_convert
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit.parameters import ParameterError
-from coordkit.rep.beer_game import metrics
+from coordkit.rep.beer_game import charts, metrics
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
 from coordkit.sweep import sweep
 
@@ -165,3 +166,28 @@ def test_players_see_their_neighbours_last_messages():
     notes = wholesaler.view(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
     assert [note.split(" ordered ")[0] for note in notes] == ["retailer", "distributor"]
     assert "demand looks like" in notes[0]
+
+
+# --- charts -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stages", [2, 4, 8])
+def test_the_game_view_shows_each_measure_by_stage_with_demand_on_the_orders_row(stages):
+    game = play(stages=stages)
+    rounds = game.frame()
+    spec = charts.game_view(rounds).to_dict()  # validated against the Vega-Lite schema
+    (values,) = spec["datasets"].values()
+    table = pd.DataFrame(values)
+    assert (
+        spec["title"]
+        == f"Total cost ${metrics.total_cost(rounds):,.0f} · bullwhip ratio {metrics.bullwhip_ratio(rounds):.1f}"
+    )
+    assert list(table.groupby("measure", sort=False).size().index) == list(charts.GAME_VIEW_ROWS.values())
+    demand = table[table["dashed"]]
+    assert set(demand["measure"]) == {charts.GAME_VIEW_ROWS["order"]}
+    assert demand["cases"].tolist() == rounds.drop_duplicates("round")["customer_demand"].tolist()
+    inventory = table[table["measure"] == "inventory"].sort_values(["round", "position"])
+    assert inventory["cases"].tolist() == rounds.sort_values(["round", "position"])["inventory"].tolist()
+    assert table[~table["dashed"]]["stage"].nunique() == stages
+    svg = vl_convert.vegalite_to_svg(spec)
+    assert svg.startswith("<svg") and "NaN" not in svg
