@@ -378,6 +378,7 @@ def test_metrics_on_a_known_frame():
     summary = metrics.summary(frame, 4000, 0.35)
     assert summary["seasons_above_threshold"] == 1 and summary["final_population"] == 600
     assert summary["profit_margin"] == pytest.approx(400 / 2000) and summary["total_profit"] == 400
+    assert metrics.summary(frame, 4000, 0.35, seasons=seasons) == summary  # the table given, not computed again
 
 
 def test_dissect_shows_what_each_company_saw_decided_and_signalled():

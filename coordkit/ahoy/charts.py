@@ -56,4 +56,5 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
         x=alt.X("head:Q"), y=alt.Y("y:Q"), shape=alt.Shape("arrow:N", scale=None), color=alt.Color("protocol:N")
     )
     labels = base.mark_text(dy=-6, fontSize=10).encode(x=alt.X("mid:Q"), y=alt.Y("y:Q"), text=alt.Text("message:N"))
-    return (lanes + lines + heads + labels).properties(width=120 * len(agents), height=24 * len(rows) + 60, title=title)
+    size = {"width": 120 * len(agents), "height": 24 * len(rows) + 60}
+    return alt.layer(lanes, lines, heads, labels, title=title, **size)

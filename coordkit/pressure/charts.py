@@ -78,4 +78,4 @@ def grid(
         base.mark_text(fontSize=16, fontWeight="bold").encode(text=alt.Text("value:N")).transform_filter("datum.given")
     )
     placed_text = base.mark_text(fontSize=16).encode(text=alt.Text("value:N")).transform_filter("!datum.given")
-    return (squares + givens_text + placed_text).properties(width=36 * n, height=36 * n, title=title)
+    return alt.layer(squares, givens_text, placed_text, width=36 * n, height=36 * n, title=title)

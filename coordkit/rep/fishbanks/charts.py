@@ -73,7 +73,7 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
         else (game, CAPACITY, THRESHOLD)
     )
     seasons = metrics.per_season(frame, capacity, threshold)
-    result = metrics.summary(frame, capacity, threshold)
+    result = metrics.summary(frame, capacity, threshold, seasons=seasons)
     played = len(seasons) - 1
     headline = (
         f"Fish stock — final {result['final_population']:,.0f} fish, index {result['final_sustainability_index']:.2f}, "
@@ -85,4 +85,4 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
     fleets = frame[["season", "company", "boats"]]
     boats = viz.lines(fleets, "season", "boats", color="company", title="Boats by company", y_title="boats")
     boats = boats.encode(color=alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None))
-    return alt.vconcat((stock + viable).properties(height=170), boats.properties(height=170))
+    return alt.vconcat(alt.layer(stock, viable, height=170), boats.properties(height=170))

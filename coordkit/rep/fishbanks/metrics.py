@@ -50,14 +50,21 @@ def per_season(frame: pd.DataFrame, capacity: float = 4000, viability_threshold:
     return table
 
 
-def summary(frame: pd.DataFrame, capacity: float = 4000, viability_threshold: float = 0.35) -> dict:
+def summary(
+    frame: pd.DataFrame,
+    capacity: float = 4000,
+    viability_threshold: float = 0.35,
+    seasons: pd.DataFrame | None = None,
+) -> dict:
     """The headline numbers of one game (seasons 1 on; :func:`per_season` defines the metrics):
 
     final_population, final_sustainability_index, seasons_above_threshold (seasons whose index is above the
     threshold), mean_sustainability_index, mean_health and mean_coordination (means over the seasons),
     profit_margin (the industry's total profit / its total revenue over the game) and total_profit ($).
+    ``seasons`` is the game's :func:`per_season` table, if the caller has it already.
     """
-    seasons = per_season(frame, capacity, viability_threshold)
+    if seasons is None:
+        seasons = per_season(frame, capacity, viability_threshold)
     played = seasons[seasons["season"] > 0]
     revenue = frame["revenue"].sum()
     return {

@@ -202,14 +202,14 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
         )
     )
     shown = "" if len(drawn) == len(model.edges) else f", every {len(model.edges) // len(drawn)}th edge drawn"
-    network = alt.layer(lines, dots).properties(
-        width=320, height=320, title=f"{model.population} agents, {len(model.edges)} edges{shown}"
+    network = alt.layer(
+        lines, dots, width=320, height=320, title=f"{model.population} agents, {len(model.edges)} edges{shown}"
     )
-    consensus = consensus_over_rounds(model).properties(width=340)
-    return alt.hconcat(network, consensus).resolve_scale(color="independent")
+    independent_colours = alt.Resolve(scale=alt.ScaleResolveMap(color="independent"))
+    return alt.hconcat(network, consensus_over_rounds(model, width=340), resolve=independent_colours)
 
 
-def consensus_over_rounds(model: MovieScheduling) -> alt.LayerChart:
+def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.LayerChart:
     """The share of agents who would join each round's group proposal, with the threshold and ★ at convergence."""
     frame = model.frame().assign(**{CONSENSUS: lambda f: 100 * f["consensus"]})
     summary = model.summary()
@@ -230,4 +230,4 @@ def consensus_over_rounds(model: MovieScheduling) -> alt.LayerChart:
             .mark_point(shape=STAR, size=260, filled=True, color="black")
             .encode(x=alt.X("round:Q"), y=alt.Y(f"{CONSENSUS}:Q"))
         )
-    return alt.layer(*layers).properties(width=420, height=320)
+    return alt.layer(*layers, width=width, height=320)
