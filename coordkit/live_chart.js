@@ -1,9 +1,9 @@
 // A Vega-Lite chart that stays in the page. A spec the kernel sends that differs from the one on screen only in its
-// data and its titles updates the view in place (new data, new title signals); any other is drawn into a new
-// element, which replaces the one on screen only once it is drawn: no blank frame, no jump. Vega comes from the
-// kernel (vl-convert's offline bundle: no CDN), at the first answer to any chart's request: a kernel busy with Run
-// All answers late, one restored from a saved notebook never does. Until then the widget shows its static snapshot,
-// labelled as static after a few seconds.
+// data, its titles and its size updates the view in place (new data, title and size signals); any other is drawn
+// into a new element, which replaces the one on screen only once it is drawn: no blank frame, no jump. Vega comes
+// from the kernel (vl-convert's offline bundle: no CDN), at the first answer to any chart's request: a kernel busy
+// with Run All answers late, one restored from a saved notebook never does. Until then the widget shows its static
+// snapshot, labelled as static after a few seconds.
 
 const LABEL_SNAPSHOT_AFTER_MS = 5000;
 const asked = new WeakSet(); // the models that have asked their kernel for Vega
@@ -45,7 +45,8 @@ function snapshotOf(model) {
 const VIEW_KEYS = ["mark", "layer", "hconcat", "vconcat", "concat", "facet", "repeat", "spec"];
 
 // The spec made ready for updates in place: datasets named by position (Altair names them by a hash of their
-// values), each view title read from a variable ("ck_title_<i>"). `shape` is what must stay the same.
+// values), each view title read from a variable ("ck_title_<i>"), and the size of a single or layered view set
+// apart (a sequence diagram grows with its messages). `shape` is what must stay the same.
 function prepare(spec) {
   let text = JSON.stringify(spec);
   Object.keys(spec.datasets || {}).forEach((name, i) => {
@@ -72,12 +73,15 @@ function prepare(spec) {
   visit(ready, true);
   ready.params = [...(ready.params || []), ...titles];
   const datasets = ready.datasets || {};
+  const size = {};
+  for (const key of ["width", "height"]) if (typeof ready[key] === "number") size[key] = ready[key];
   const shape = JSON.stringify({
     ...ready,
     datasets: Object.keys(datasets),
     params: ready.params.map((param) => param.name),
+    ...Object.fromEntries(Object.keys(size).map((key) => [key, "in place"])),
   });
-  return { spec: ready, shape, datasets, titles };
+  return { spec: ready, shape, datasets, titles, size };
 }
 
 // Put the new data and titles into the view on screen; false if it cannot take them (then draw anew).
@@ -86,6 +90,8 @@ async function update(result, prepared) {
     const view = result.view;
     for (const [name, values] of Object.entries(prepared.datasets)) view.data(name, values);
     for (const { name, value } of prepared.titles) view.signal(name, value);
+    if (prepared.size.width !== undefined) view.width(prepared.size.width);
+    if (prepared.size.height !== undefined) view.height(prepared.size.height);
     await view.runAsync();
     return true;
   } catch {

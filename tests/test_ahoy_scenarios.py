@@ -6,8 +6,9 @@ import math
 from functools import cache
 
 import pytest
+import vl_convert
 
-from coordkit.ahoy import experiments
+from coordkit.ahoy import charts, experiments
 from coordkit.ahoy.goal import Goal
 from coordkit.ahoy.model import AHOY, CONCURRENT, RALEIGH, TROLLEY, AhoyEnactment
 from coordkit.ahoy.policies import Counterpart, Turn, rule_brain
@@ -277,3 +278,19 @@ def test_the_figure_sets_the_kit_beside_the_paper():
     assert compared.loc["concurrent: seconds", "kit"] == "not comparable: rule brains, no LLM calls"
     assert not compared["kit"].str.contains(r"\d s\b").any()  # no wall time anywhere
     assert figure.chart(frame).to_dict()["mark"]["type"] == "bar"
+
+
+@pytest.mark.parametrize("event_step", [None, 2])
+def test_the_sequence_diagram_takes_its_time_axis_from_its_data(event_step):
+    """Lifelines from step 0 to a step past the last message, and no fixed domain: a panel's next enactment changes
+    only the diagram's data and height, which the page updates in place."""
+    log = AhoyEnactment(event_step=event_step, rng=0).run().messages()
+    spec = charts.sequence_diagram(log, "an enactment").to_dict()  # validated against the Vega-Lite schema
+    lanes, arrows = spec["layer"][0], spec["layer"][1]
+    lifelines = spec["datasets"][lanes["data"]["name"]]
+    arrows_y = [row["y"] for row in spec["datasets"][arrows["data"]["name"]]]
+    assert {(line["start"], line["end"]) for line in lifelines} == {(0.0, max(arrows_y) + 1)}
+    assert not [layer for layer in spec["layer"] if "domain" in layer["encoding"]["y"].get("scale", {})]
+    assert spec["height"] == 24 * len(log) + 60
+    svg = vl_convert.vegalite_to_svg(spec)
+    assert svg.startswith("<svg") and "NaN" not in svg

@@ -37,13 +37,15 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
         scale=alt.Scale(domain=[-0.5, len(agents) - 0.5]),
         axis=alt.Axis(values=list(range(len(agents))), orient="top", grid=False, labelExpr=f"{agents}[datum.value]"),
     )
-    y = alt.Y(
-        "y:Q",
-        title="step",
-        scale=alt.Scale(reverse=True, domain=[0, rows["y"].max() + 1]),
-        axis=alt.Axis(tickMinStep=1),
+    y = alt.Y("y:Q", title="step", scale=alt.Scale(reverse=True, nice=False), axis=alt.Axis(tickMinStep=1))
+    # the lifelines run from step 0 to a step past the last message, and so set the time axis from the data
+    # (a panel's new enactment then changes only the data, and the chart on screen is updated in place)
+    lifelines = pd.DataFrame({"x": range(len(agents)), "start": 0.0, "end": rows["y"].max() + 1})
+    lanes = (
+        alt.Chart(lifelines)
+        .mark_rule(color="#bbb", strokeDash=[4, 3])
+        .encode(x=x, y=alt.Y("start:Q"), y2=alt.Y2("end:Q"))
     )
-    lanes = alt.Chart(pd.DataFrame({"x": range(len(agents))})).mark_rule(color="#bbb", strokeDash=[4, 3]).encode(x=x)
     base = alt.Chart(rows)
     lines = base.mark_rule(strokeWidth=1.5).encode(
         x=x,
