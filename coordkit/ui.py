@@ -34,6 +34,7 @@ from typing import Any
 import altair as alt
 import ipywidgets as widgets
 import vl_convert
+from altair.utils.schemapi import debug_mode
 from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
 
@@ -244,8 +245,11 @@ class ExperimentPanel:
         started = time.perf_counter()
         try:
             self.result = self._run(**self.values, **extra)
-            shown = self._chart(self.result) if self._chart else self.result
-            self._show(shown if isinstance(shown, (list, tuple)) else [shown])
+            # Altair validates every mark as it is made, unless told not to: 2-8 ms a chart; a new slot's whole
+            # spec is validated in `_show` instead
+            with debug_mode(False):
+                shown = self._chart(self.result) if self._chart else self.result
+                self._show(shown if isinstance(shown, (list, tuple)) else [shown])
         except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
             self.last_error = error
             self._set_status(f"error: {_summary(error)}", RED)

@@ -6,6 +6,7 @@ import altair as alt
 import ipywidgets as widgets
 import pandas as pd
 import pytest
+from altair.utils import schemapi
 
 from coordkit import parameters, viz
 from coordkit.live_chart import LiveChart
@@ -293,6 +294,18 @@ def test_a_broken_chart_is_reported_when_its_slot_is_made():
     broken = lambda f: alt.Chart(f).mark_line().encode(x=alt.X("x", type="nonsense"))  # noqa: E731
     panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], broken, debounce=0)
     assert "error: SchemaValidationError" in panel.status.value and panel.output.children == ()
+
+
+def test_charts_are_built_without_altairs_per_mark_validation_which_is_restored_after():
+    seen = []
+
+    def chart(frame):
+        seen.append(schemapi.DEBUG_MODE)
+        return alt.Chart(frame).mark_line(point=True).encode(x=alt.X("x:Q"), y=alt.Y("y:Q"))
+
+    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], chart, debounce=0)
+    panel.controls["n"].value = 4
+    assert seen == [False, False] and schemapi.DEBUG_MODE and panel.last_error is None
 
 
 def test_a_panel_carries_a_static_view_of_its_chart_for_readers_without_a_kernel():
