@@ -218,6 +218,17 @@ def choose(panel, timeout_ms: float) -> lab.Control | None:
     return found[0] if found else None
 
 
+def wait_until_drawn(panel, timeout_ms: float) -> None:
+    """Wait until the panel's live charts have drawn (JupyterLab draws a cell's outputs once it scrolls into view,
+    and Vega may still be on its way) and none is drawing."""
+    panel.page.wait_for_function(
+        """panel => [...panel.querySelectorAll('.coordkit-live-chart')]
+            .every(el => Number(el.dataset.draws || 0) > 0 && !el.dataset.pending)""",
+        arg=panel.element_handle(),
+        timeout=timeout_ms,
+    )
+
+
 def measure(panel, control: lab.Control, events: int, timeout_ms: float = 60_000) -> list[Sample]:
     """Time ``events`` input events on ``control``, one after the other."""
     return [one_event(panel, control, event, timeout_ms) for event in range(events)]
@@ -246,6 +257,7 @@ def run_pass(server, chromium, names: list[str], events: int) -> list[PanelResul
                 panel = lab.panels(page).nth(index)
                 panel.scroll_into_view_if_needed()
                 try:
+                    wait_until_drawn(panel, 60_000)  # a chart first drawn now would pass for a redraw
                     control = choose(panel, 60_000)
                     if control is None:
                         print(f"{name:<30} {index:>5}  (no slider or dropdown)")
@@ -265,13 +277,13 @@ def run_pass(server, chromium, names: list[str], events: int) -> list[PanelResul
 
 
 def pooled(passes: list[list[PanelResult]]) -> list[tuple[PanelResult, list[float]]]:
-    """Each panel's events from every pass as one result, with the p50 of each pass."""
-    by_panel: dict[tuple[str, int], list[PanelResult]] = {}
+    """Each panel's events from every pass as one result (per control timed), with the p50 of each pass."""
+    by_panel: dict[tuple[str, int, str], list[PanelResult]] = {}
     for results in passes:
         for result in results:
-            by_panel.setdefault((result.notebook, result.index), []).append(result)
+            by_panel.setdefault((result.notebook, result.index, result.control), []).append(result)
     return [
-        (PanelResult(*key, runs[0].control, [s for run in runs for s in run.samples]), [run.p50 for run in runs])
+        (PanelResult(*key, [sample for run in runs for sample in run.samples]), [run.p50 for run in runs])
         for key, runs in by_panel.items()
     ]
 
