@@ -61,6 +61,24 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
     return Interval(low=float(low), high=float(high))
 
 
+def ratio_interval(numerator: ArrayLike, denominator: ArrayLike, confidence: float = 0.95) -> Interval:
+    """Bootstrap (BCa, 9,999 resamples, a fixed seed) confidence interval for mean(numerator) / mean(denominator),
+    the two samples drawn independently (two conditions' games): "REP's cost as a share of A2A's". Like
+    :func:`mean_interval`, NaN when either sample has a single value."""
+    top, bottom = _sample(numerator, "numerator", min_n=1), _sample(denominator, "denominator", min_n=1)
+    if top.size == 1 or bottom.size == 1:
+        return Interval(low=float("nan"), high=float("nan"))
+    result = stats.bootstrap(
+        (top, bottom),
+        lambda a, b, axis: np.mean(a, axis=axis) / np.mean(b, axis=axis),
+        n_resamples=9_999,
+        confidence_level=confidence,
+        method="BCa",
+        rng=np.random.default_rng(0),
+    )
+    return Interval(low=float(result.confidence_interval.low), high=float(result.confidence_interval.high))
+
+
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval for the success rate ``successes / n``."""
     _check_proportion(successes, n, "successes", "n")

@@ -1,5 +1,7 @@
 """The Beer Game: stock-and-flow balance, hand-computed costs, determinism, errors, and REP vs A2A."""
 
+import math
+
 import pandas as pd
 import pytest
 import vl_convert
@@ -140,22 +142,42 @@ def test_rep_beats_a2a_on_cost_and_bullwhip_over_20_seeds():
         assert mean.loc[rep, "bullwhip_ratio"] < mean.loc["a2a", "bullwhip_ratio"]
 
 
-def test_bullwhip_ratio_and_stabilisation_on_a_known_frame():
-    rounds = pd.DataFrame(
+def known_game(factory_orders: list[float], retailer_backlog: list[float]) -> pd.DataFrame:
+    """Two stages over rounds 1-8; customer demand steps from 4 to 8 at round 2; the retailer orders demand."""
+    n = len(factory_orders)
+    demand = [4.0] + [8.0] * (n - 1)
+    return pd.DataFrame(
         {
-            "round": [1, 2, 3, 4] * 2,
-            "position": [0] * 4 + [1] * 4,
-            "stage": ["retailer"] * 4 + ["factory"] * 4,
-            "customer_demand": [4.0, 8.0, 8.0, 8.0] * 2,
-            "order": [4.0, 8.0, 8.0, 8.0, 4.0, 16.0, 8.0, 8.0],
-            "cost": [1.0] * 8,
+            "round": list(range(1, n + 1)) * 2,
+            "position": [0] * n + [1] * n,
+            "stage": ["retailer"] * n + ["factory"] * n,
+            "customer_demand": demand * 2,
+            "order": demand + factory_orders,
+            "backlog": retailer_backlog + [0.0] * n,
+            "cost": [1.0] * 2 * n,
         }
     )
+
+
+def test_bullwhip_ratio_and_total_cost_on_a_known_frame():
+    rounds = known_game([4.0, 16.0, 8.0, 8.0], [0.0] * 4)
     demand_var = pd.Series([4.0, 8.0, 8.0, 8.0]).var()
     assert metrics.bullwhip_ratio(rounds) == pytest.approx(pd.Series([4.0, 16, 8, 8]).var() / demand_var)
-    # factory jumps by 12 then 8 (> 0.25 x 8): calm from round 4 on, 2 rounds after the step at round 2
-    assert metrics.rounds_to_stabilise(rounds, step_round=2) == 2
     assert metrics.total_cost(rounds) == 8.0
+    owing = known_game([4.0, 16.0, 8.0, 8.0], [0.0, 2.0, 3.0, 1.0])
+    assert metrics.final_backlog(owing) == 1.0  # the retailer's backlog in the last round; the factory owes none
+
+
+def test_a_chain_is_settled_once_its_orders_are_in_line_with_demand_and_its_backlog_is_cleared():
+    calm_from_4 = [4.0, 16.0, 12.0, 9.0, 7.0, 8.0, 8.0, 8.0]  # 12 is off by more than 0.25 x 8; 9 and 7 are not
+    assert metrics.rounds_to_stabilise(known_game(calm_from_4, [0.0] * 8), step_round=2) == 2
+    owing_until_5 = [0.0, 0.0, 3.0, 5.0, 1.0, 0.0, 0.0, 0.0]  # orders in line from round 4, backlog from round 6
+    assert metrics.rounds_to_stabilise(known_game(calm_from_4, owing_until_5), step_round=2) == 4
+    owing_again_at_7 = [*owing_until_5[:6], 1.0, 0.0]  # settled in the last round only: not for good
+    assert math.isnan(metrics.rounds_to_stabilise(known_game(calm_from_4, owing_again_at_7), step_round=2))
+    assert metrics.rounds_to_stabilise(known_game(calm_from_4, owing_again_at_7), step_round=2, hold=1) == 6
+    still_swinging = [4.0, 16.0, 12.0, 9.0, 7.0, 8.0, 8.0, 20.0]
+    assert math.isnan(metrics.rounds_to_stabilise(known_game(still_swinging, [0.0] * 8), step_round=2))
 
 
 def test_players_see_their_neighbours_last_messages():
@@ -191,3 +213,16 @@ def test_the_game_view_shows_each_measure_by_stage_with_demand_on_the_orders_row
     assert table[~table["dashed"]]["stage"].nunique() == stages
     svg = vl_convert.vegalite_to_svg(spec)
     assert svg.startswith("<svg") and "NaN" not in svg
+
+
+def test_figure_1c_compares_cost_ratios_with_the_papers_not_dollars():
+    games = sweep(BeerGame, {"protocol": ["a2a", "rep_numerical", "rep_textual"]}, seeds=5, progress=False)
+    spec = charts.cost_ratios(games).to_dict()
+    table = pd.DataFrame(spec["datasets"][spec["data"]["name"]]).set_index(["ratio", "source"])
+    cost = games.groupby("protocol")["total_cost"].mean()
+    versus_a2a, versus_numerical = "REP textual / A2A", "REP textual / REP numerical"
+    assert table.loc[(versus_a2a, "paper (LLM)"), "cost ratio"] == pytest.approx(4251 / 7300)
+    assert table.loc[(versus_numerical, "paper (LLM)"), "cost ratio"] == pytest.approx(4251 / 4680)
+    kit = table.loc[(versus_a2a, "kit (rules)")]
+    assert kit["cost ratio"] == pytest.approx(cost["rep_textual"] / cost["a2a"])
+    assert kit["low"] < kit["cost ratio"] < kit["high"]

@@ -16,6 +16,7 @@ from coordkit.stats import (
     fisher_exact,
     mean_sd,
     proportion_table,
+    ratio_interval,
     welch_t,
     wilson_interval,
 )
@@ -268,3 +269,18 @@ def test_one_value_has_no_interval_and_no_value_is_an_error():
     assert math.isnan(one.low) and math.isnan(one.high)
     with pytest.raises(ValueError, match="at least 1 value"):
         mean_interval([])
+
+
+def test_ratio_interval_brackets_the_ratio_of_means_narrows_with_more_games_and_is_reproducible():
+    rng = np.random.default_rng(1)
+    cheap, dear = rng.normal(50, 5, 40), rng.normal(100, 10, 40)
+    wide = ratio_interval(cheap[:5], dear[:5])
+    narrow = ratio_interval(cheap, dear)
+    assert narrow.low < cheap.mean() / dear.mean() < narrow.high
+    assert 0.4 < narrow.low and narrow.high < 0.6  # the true ratio is 0.5
+    assert narrow.high - narrow.low < wide.high - wide.low
+    assert ratio_interval(cheap, dear) == narrow  # a fixed seed: the same interval every time
+    one_game = ratio_interval([50.0], dear)
+    assert math.isnan(one_game.low) and math.isnan(one_game.high)
+    with pytest.raises(ValueError, match="denominator needs at least 1"):
+        ratio_interval(cheap, [])

@@ -3,10 +3,12 @@
 import altair as alt
 import pandas as pd
 
-from coordkit import viz
+from coordkit import stats, viz
 from coordkit.papers import numbers
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.model import PROTOCOL_NAMES
+
+SOURCES = ["paper (LLM)", "kit (rules)"]  # Figure 1(C), in this order
 
 
 def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | None = None) -> alt.Chart:
@@ -33,24 +35,44 @@ def costs(games: pd.DataFrame) -> alt.Chart:
     return viz.bars(table, "protocol", "mean", title="Total cost (mean ± sd)", low="low", high="high")
 
 
-def paper_vs_kit(games: pd.DataFrame) -> alt.FacetChart:
-    """Total cost per protocol, the paper's LLM players beside the kit's rule-based ones."""
-    kit = games.groupby("protocol")["total_cost"].mean()
+def cost_ratios(games: pd.DataFrame) -> alt.LayerChart:
+    """Fig. 1(C) as ratios, the paper's beside the kit's: REP textual's total cost as a share of A2A's and of REP
+    numerical's (kit: ratio of mean costs with a 95% bootstrap interval over games). Ratios, not dollars: the
+    paper's cost accounting and initial state are not published in enough detail to compare costs."""
+    cost = {protocol: group["total_cost"] for protocol, group in games.groupby("protocol")}
     paper = numbers("rep-beer-fig1")
-    rows = [
-        {"protocol": PROTOCOL_NAMES[p], "source": source, "total cost ($)": float(value)}
-        for p in paper.conditions("total_cost")
-        for source, value in (("paper (LLM)", paper.value("total_cost", p)), ("kit (rules)", kit[p]))
-    ]
-    return viz.paper_vs_kit(pd.DataFrame(rows), "protocol", "total cost ($)", title="Total cost, paper vs kit")
+    rows = []
+    for baseline in ("a2a", "rep_numerical"):
+        label = f"{PROTOCOL_NAMES['rep_textual']} / {PROTOCOL_NAMES[baseline]}"
+        published = paper.value("total_cost", "rep_textual") / paper.value("total_cost", baseline)
+        interval = stats.ratio_interval(cost["rep_textual"], cost[baseline])
+        kit = cost["rep_textual"].mean() / cost[baseline].mean()
+        rows.append({"ratio": label, "source": "paper (LLM)", "cost ratio": published})
+        rows.append(
+            {"ratio": label, "source": "kit (rules)", "cost ratio": kit, "low": interval.low, "high": interval.high}
+        )
+    table = pd.DataFrame(rows)
+    y = alt.Y("ratio:N", title=None, sort=list(table["ratio"].unique()))
+    offset = alt.YOffset("source:N", sort=SOURCES)
+    colour = alt.Color("source:N", sort=SOURCES, title=None)
+    x = alt.X("cost ratio:Q", scale=alt.Scale(domain=[0, 1.2]), title="total cost ratio (1: no saving)")
+    tooltip = [alt.Tooltip("ratio:N"), alt.Tooltip("source:N"), alt.Tooltip("cost ratio:Q", format=".3f")]
+    points = (
+        alt.Chart().mark_point(filled=True, size=90).encode(x=x, y=y, yOffset=offset, color=colour, tooltip=tooltip)
+    )
+    whiskers = alt.Chart().mark_rule().encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y, yOffset=offset, color=colour)
+    even = alt.Chart().mark_rule(strokeDash=[4, 3], color="#888888").encode(x=alt.datum(1.0))
+    title = "(C) REP textual's total cost as a share of A2A's and of REP numerical's"
+    return alt.layer(even, whiskers, points, data=table, width=560, height=140, title=title)
 
 
 def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
-    """The paper's Figure 1, redrawn: (A) orders under A2A, (B) under REP, (C) total cost vs the paper."""
+    """The paper's Figure 1, redrawn: (A) orders under A2A, (B) under REP, (C) cost ratios beside the paper's."""
     a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title="(A) A2A: orders by stage")
     rep = by_stage(rounds[rounds["protocol"] == "rep_textual"], title="(B) REP textual: orders by stage")
-    side_by_side = alt.hconcat(a2a.properties(width=360), rep.properties(width=360)).resolve_scale(y="shared")
-    return alt.vconcat(side_by_side, paper_vs_kit(metrics.per_game(rounds)))
+    side_by_side = alt.hconcat(a2a.properties(width=300), rep.properties(width=300)).resolve_scale(y="shared")
+    ratios = cost_ratios(metrics.per_game(rounds))
+    return alt.vconcat(side_by_side, ratios).resolve_scale(color="independent")
 
 
 GAME_VIEW_ROWS = {"order": "orders (dashed: customer demand)", "inventory": "inventory", "backlog": "backlog"}

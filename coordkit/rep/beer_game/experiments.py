@@ -53,9 +53,10 @@ def _dollars(cost: stats.MeanSD) -> str:
 
 def _settling(rounds: pd.Series) -> str:
     never = int(rounds.isna().sum())
-    settled = rounds.dropna()
-    text = f"median {settled.median():.0f}" if len(settled) else "never"
-    return text + (f" ({never} of {len(rounds)} games never settle)" if never else "")
+    if never == len(rounds):
+        return f"not settled by the last round in any of {never} games"
+    text = f"median {rounds.dropna().median():.0f}"
+    return text + (f" ({never} of {len(rounds)} games not settled by the last round)" if never else "")
 
 
 @figure(

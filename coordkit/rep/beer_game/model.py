@@ -304,7 +304,7 @@ class BeerGame(Model):
         return agents
 
     def summary(self) -> dict:
-        """Total cost, cost per stage, bullwhip ratio, rounds to stabilise (:mod:`.metrics`), and LLM use."""
+        """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use."""
         return {
             **metrics.summary(self.frame(), self.step_round),
             "llm_calls": self.llm_calls,
