@@ -84,7 +84,7 @@ function prepare(spec) {
   return { spec: ready, shape, datasets, titles, size };
 }
 
-// Put the new data and titles into the view on screen; false if it cannot take them (then draw anew).
+// Put the new data, titles and size into the view on screen; false if it cannot take them (then draw anew).
 async function update(result, prepared) {
   try {
     const view = result.view;
