@@ -126,6 +126,7 @@ def test_figure4_at_one_seed_has_no_interval_and_still_compares_and_charts():
     assert len(compare_figure4(data)) == 9
     svg = vl_convert.vegalite_to_svg(charts.figure4(data).to_dict())
     assert svg.startswith("<svg") and "NaN" not in svg
+    assert "mutual cooperation (CC)" in svg and "mutual_cooperation" not in svg  # panels titled in words
     two = metrics.summarise(figure4(2), ["p", "alpha", "delay"])
     assert (two["low"] <= two["mean"]).all() and (two["mean"] <= two["high"]).all()  # two trials: an interval
 

@@ -11,6 +11,7 @@ from coordkit import stats
 from coordkit.figures import COMPARISON
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
+from coordkit.pressure import charts
 from coordkit.pressure import experiments as ex
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.pressure import artifact_pressure, conflicts, row_pressures, row_terms
@@ -280,3 +281,19 @@ def test_the_stand_in_answers_every_pressure_prompt_and_records_table7(tmp_path)
     frame = pd.read_csv(tmp_path / "pressure-table7.csv")
     assert frame["llm_calls"].sum() > 0 and frame["llm_fallbacks"].sum() == 0
     assert "llm" not in frame  # the client is no column of the figure
+
+
+def test_the_ablation_chart_names_its_axis_and_stacks_each_configurations_switches():
+    frame = pd.DataFrame(
+        {
+            "decay": [True, True, False, False],
+            "inhibition": [True, False, True, False],
+            "examples": [False] * 4,
+            "final_pressure": [0.0, 2.0, 10.0, 12.0],
+        }
+    )
+    spec = charts.ablation(frame).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["field"] == "final pressure"
+    assert spec["config"]["axisXDiscrete"]["labelExpr"] == "split(datum.label, ' ')"
+    (values,) = spec["datasets"].values()
+    assert [row["config"] for row in values] == ["D=T I=T E=F", "D=T I=F E=F", "D=F I=T E=F", "D=F I=F E=F"]

@@ -8,12 +8,20 @@ from coordkit.delay import metrics
 
 # the paper's Fig. 3 colours: green CC, red DD, orange (D, C), yellow (C, D); grey before both actions arrive
 OUTCOME_COLOURS = {"CC": "#2ca02c", "DD": "#d62728", "DC": "#ff7f0e", "CD": "#f2c40f", "?": "#dddddd"}
+OUTCOME_LABELS = {  # Fig. 4's panels
+    "mutual_cooperation": "mutual cooperation (CC)",
+    "mutual_defection": "mutual defection (DD)",
+    "exploitation": "exploitation (CD or DC)",
+}
 
 
 def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
     """Mean share of each outcome over the delay, one line per (p, α), with 95% intervals (Fig. 4); a point of one
     trial has no interval (NaN bounds) and no error bar."""
-    data = summary.assign(players=lambda d: "p=" + d["p"].astype(str) + ", α=" + d["alpha"].astype(str))
+    data = summary.assign(
+        players=lambda d: "p=" + d["p"].astype(str) + ", α=" + d["alpha"].astype(str),
+        measure=summary["measure"].map(OUTCOME_LABELS).fillna(summary["measure"]),
+    )
     base = alt.Chart().encode(x=alt.X("delay:Q", title="delay (s)"), color=alt.Color("players:N", title=None))
     line = base.mark_line(point=True).encode(
         y=alt.Y("mean:Q", title="share of the last 20 s", scale=alt.Scale(domain=[0, 1])),
@@ -27,7 +35,7 @@ def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
     return (
         alt.layer(band, line, data=data)
         .properties(width=200, height=180)
-        .facet(column=alt.Column("measure:N", title=None, sort=list(metrics.OUTCOMES)))
+        .facet(column=alt.Column("measure:N", title=None, sort=[OUTCOME_LABELS[o] for o in metrics.OUTCOMES]))
     )
 
 

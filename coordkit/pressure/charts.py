@@ -35,8 +35,10 @@ def ablation(frame: pd.DataFrame) -> alt.Chart:
     )
     table = labels.groupby("config", sort=False)["final_pressure"].agg(["mean", "std"]).reset_index()
     table["low"], table["high"] = table["mean"] - table["std"], table["mean"] + table["std"]
-    chart = viz.bars(table, "config", "mean", low="low", high="high", title="Final pressure (mean ± SD)")
-    return chart.properties(width=560)
+    table = table.rename(columns={"mean": "final pressure"})
+    chart = viz.bars(table, "config", "final pressure", low="low", high="high", title="Final pressure (mean ± SD)")
+    # one switch a line under each bar ("D=T", "I=F", "E=T"): on one line, neighbouring labels run together
+    return chart.properties(width=560).configure_axisXDiscrete(labelExpr="split(datum.label, ' ')", title=None)
 
 
 def scaling(frame: pd.DataFrame) -> alt.LayerChart:
