@@ -231,3 +231,14 @@ def test_a_sweep_over_the_model_gives_one_summary_row_per_trial():
     assert last.drop(["delay_a", "seed"]).to_dict() == play(int(last["seed"]), delay_a=10).summary()
     with pytest.raises(ParameterError, match="grid combination"):
         sweep(DelayedDilemma, {"alpha": [0.1, math.nan]}, seeds=1, progress=False)
+
+
+def test_the_raster_draws_the_measured_last_20_seconds_at_full_strength():
+    rows = figure3(2, delays=(0, 5))
+    spec = charts.raster(rows).to_dict()
+    (values,) = spec["datasets"].values()
+    cells = pd.DataFrame(values)
+    measured = cells[cells["window"] == "the last 20 s (measured)"]
+    assert measured.groupby(["delay", "trial"]).size().eq(20).all()
+    last = cells.groupby("delay")["second"].transform("max")
+    assert (measured["second"] > last[measured.index] - 20).all()

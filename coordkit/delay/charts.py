@@ -1,6 +1,7 @@
 """Charts of the delay paper's figures, built on :mod:`coordkit.viz`."""
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from coordkit import viz
@@ -45,15 +46,22 @@ def figure4(frame: pd.DataFrame) -> alt.FacetChart:
 
 
 def raster(frame: pd.DataFrame) -> alt.Chart:
-    """Trial × second, coloured by outcome, one panel per delay (Fig. 3 d–f)."""
+    """Trial × second, coloured by outcome, one panel per delay (Fig. 3 d–f); the last 20 s, whose shares the
+    metrics measure (:data:`~coordkit.delay.metrics.LAST_S`), at full strength, the seconds before them faded."""
     colours = alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values()))
+    cells = frame[["delay", "trial", "second", "outcome"]]
+    last = cells["second"] > cells.groupby("delay")["second"].transform("max") - metrics.LAST_S
+    windows = [f"before the last {metrics.LAST_S:g} s", f"the last {metrics.LAST_S:g} s (measured)"]
+    cells = cells.assign(window=np.where(last, windows[1], windows[0]))
+    faded = alt.Scale(domain=windows, range=[0.35, 1.0])
     return (
-        alt.Chart(frame[["delay", "trial", "second", "outcome"]])
+        alt.Chart(cells)
         .mark_rect()
         .encode(
             x=alt.X("second:O", title="second", axis=alt.Axis(values=list(range(0, 200, 10)))),
             y=alt.Y("trial:O"),
             color=alt.Color("outcome:N", scale=colours, title="A, B"),
+            opacity=alt.Opacity("window:N", scale=faded, title="seconds"),
             tooltip=[alt.Tooltip("delay:Q"), alt.Tooltip("trial:O"), alt.Tooltip("second:O"), alt.Tooltip("outcome:N")],
         )
         .properties(width=420, height=120)
