@@ -283,7 +283,8 @@ def test_the_figure_sets_the_kit_beside_the_paper():
 @pytest.mark.parametrize("event_step", [None, 2])
 def test_the_sequence_diagram_takes_its_time_axis_from_its_data(event_step):
     """Lifelines from step 0 to a step past the last message, and no fixed domain: a panel's next enactment changes
-    only the diagram's data and height, which the page updates in place."""
+    only the diagram's data and height, which the page updates in place. Each step is tall enough for its
+    messages' labels."""
     log = AhoyEnactment(event_step=event_step, rng=0).run().messages()
     spec = charts.sequence_diagram(log, "an enactment").to_dict()  # validated against the Vega-Lite schema
     lanes, arrows = spec["layer"][0], spec["layer"][1]
@@ -291,6 +292,8 @@ def test_the_sequence_diagram_takes_its_time_axis_from_its_data(event_step):
     arrows_y = [row["y"] for row in spec["datasets"][arrows["data"]["name"]]]
     assert {(line["start"], line["end"]) for line in lifelines} == {(0.0, max(arrows_y) + 1)}
     assert not [layer for layer in spec["layer"] if "domain" in layer["encoding"]["y"].get("scale", {})]
-    assert spec["height"] == 24 * len(log) + 60
+    busiest = int(log.groupby("step").size().max())
+    pixels_per_step = (spec["height"] - 40) / (max(arrows_y) + 1)
+    assert pixels_per_step / (busiest + 1) >= charts.MESSAGE_GAP_PX - 0.5  # labels clear of the arrow above
     svg = vl_convert.vegalite_to_svg(spec)
     assert svg.startswith("<svg") and "NaN" not in svg

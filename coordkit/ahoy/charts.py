@@ -16,13 +16,18 @@ def messages_per_scenario(scenarios: pd.DataFrame) -> alt.Chart:
     return bars.encode(x=alt.X("scenario", sort=list(means["scenario"]), axis=alt.Axis(labelAngle=-30)))
 
 
+MESSAGE_GAP_PX = 16  # between two arrows of one step: a 10-px label sits 6 px above its arrow
+
+
 def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
     """A message log (``model.messages()``) as a sequence diagram: one lifeline per agent, one arrow per message,
-    time going down; messages sent in the same step are spread a little apart."""
+    time going down; messages sent in the same step are spread apart, each step tall enough for its busiest one
+    to keep every label clear of the arrow above it."""
     agents = list(dict.fromkeys([*log["sender"], *log["recipient"]]))
     column = {agent: i for i, agent in enumerate(agents)}
+    per_step = log.groupby("step")["step"].transform("size")
     rows = log.assign(
-        y=log["step"] + log.groupby("step").cumcount() / (log.groupby("step")["step"].transform("size") + 1),
+        y=log["step"] + log.groupby("step").cumcount() / (per_step + 1),
         x=log["sender"].map(column),
         x2=log["recipient"].map(column),
     )
@@ -58,5 +63,6 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
         x=alt.X("head:Q"), y=alt.Y("y:Q"), shape=alt.Shape("arrow:N", scale=None), color=alt.Color("protocol:N")
     )
     labels = base.mark_text(dy=-6, fontSize=10).encode(x=alt.X("mid:Q"), y=alt.Y("y:Q"), text=alt.Text("message:N"))
-    size = {"width": 120 * len(agents), "height": 24 * len(rows) + 60}
+    steps = rows["y"].max() + 1  # the time axis runs from step 0 to one past the last message
+    size = {"width": 120 * len(agents), "height": round(MESSAGE_GAP_PX * (per_step.max() + 1) * steps) + 40}
     return alt.layer(lanes, lines, heads, labels, title=title, **size)
