@@ -17,6 +17,7 @@ def messages_per_scenario(scenarios: pd.DataFrame) -> alt.Chart:
 
 
 MESSAGE_GAP_PX = 16  # between two arrows of one step: a 10-px label sits 6 px above its arrow
+ONE_MESSAGE_STEP_PX = 24  # a step's height when no step has two messages
 
 
 def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
@@ -64,5 +65,7 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
     )
     labels = base.mark_text(dy=-6, fontSize=10).encode(x=alt.X("mid:Q"), y=alt.Y("y:Q"), text=alt.Text("message:N"))
     steps = rows["y"].max() + 1  # the time axis runs from step 0 to one past the last message
-    size = {"width": 120 * len(agents), "height": round(MESSAGE_GAP_PX * (per_step.max() + 1) * steps) + 40}
+    busiest = per_step.max()  # its arrows are 1 / (busiest + 1) of a step apart
+    step_px = MESSAGE_GAP_PX * (busiest + 1) if busiest > 1 else ONE_MESSAGE_STEP_PX
+    size = {"width": 120 * len(agents), "height": round(step_px * steps) + 40}
     return alt.layer(lanes, lines, heads, labels, title=title, **size)
