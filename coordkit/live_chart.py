@@ -1,8 +1,9 @@
 """`LiveChart`: an Altair chart that stays live in the page and redraws from each new spec the kernel sends.
 
-Re-rendering a panel's chart to SVG in the kernel (vl-convert) took 50–220 ms per change; its Vega-Lite spec takes
-5–35 ms to make, and it is on screen 3–23 ms after the kernel sends it when the view updates in place, 35–50 ms when
-it is drawn anew (benchmarks/bench_panels.py). See live_chart.js for when a view updates in place.
+Re-rendering a panel's chart to SVG in the kernel (vl-convert) took 50–220 ms per change; the notebooks' panels
+write their Vega-Lite specs in 3–22 ms, and a spec is on screen 3–29 ms after the kernel sends it when the view
+updates in place, 35–50 ms when it is drawn anew (benchmarks/bench_panels.py). See live_chart.js for when a view
+updates in place.
 """
 
 import json
