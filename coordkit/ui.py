@@ -13,6 +13,9 @@ Declare the parameters, give a function that runs the experiment and (optionally
     )
     panel  # as the last expression of a cell, shows itself
 
+A control that only some settings use says so: ``Slider("memory", 1, 10, active_when=lambda v: v["strategy"] ==
+"fair")`` is greyed out, with a tooltip, whenever the other controls make it irrelevant.
+
 A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
 whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
 
@@ -44,6 +47,11 @@ from coordkit.model import Model
 
 CONTROL_STYLE = {"description_width": "initial"}
 GREY, RED = "#666666", "#b00020"
+INACTIVE_TOOLTIP = "no effect with the current settings"
+
+Condition = Callable[[dict[str, Any]], bool]
+"""Whether a control matters, given every control's current value by name (``lambda v: v["protocol"] != "a2a"``).
+A control that does not is greyed out, so that nothing in a panel is silently dead."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class Slider:
     step: int | float = 1
     default: int | float | None = None  # None: `low`
     label: str | None = None  # None: the name, with spaces for underscores
+    active_when: Condition | None = None  # None: always active
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -110,6 +119,7 @@ class Choice:
     options: Sequence[Any]
     default: Any = None  # None: the first option's value
     label: str | None = None
+    active_when: Condition | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -157,6 +167,7 @@ class Toggle:
     name: str
     default: bool = False
     label: str | None = None
+    active_when: Condition | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -229,6 +240,7 @@ class ExperimentPanel:
 
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+        self._grey_out_inactive()
         if run_on_start:
             self.refresh()
 
@@ -240,6 +252,7 @@ class ExperimentPanel:
     def refresh(self) -> None:
         """Run the experiment now with the current values, and show the result."""
         self._cancel_pending()
+        self._grey_out_inactive()
         self._set_status("running…", GREY)
         extra = {"progress": self._show_progress} if self._takes_progress else {}
         started = time.perf_counter()
@@ -259,6 +272,15 @@ class ExperimentPanel:
         finally:
             self.progress.layout.visibility = "hidden"
             self._last_run = time.monotonic()
+
+    def _grey_out_inactive(self) -> None:
+        """Disable each control whose `active_when` says it has no effect with the current values."""
+        values = self.values
+        for name, param in self.params.items():
+            if param.active_when is not None:
+                control = self.controls[name]
+                control.disabled = not param.active_when(values)
+                control.tooltip = INACTIVE_TOOLTIP if control.disabled else None
 
     def _show(self, items: Sequence[Any]) -> None:
         """Show each item in its slot: an Altair chart in a LiveChart, which redraws in the page from the new spec
@@ -333,8 +355,8 @@ class ExperimentPanel:
 
 def control(param: parameters.Param, **options: Any) -> Param:
     """The control for a declared parameter: a slider for a number, a dropdown for a choice, a checkbox for a
-    flag. ``options`` override the declaration's label, span (``low``, ``high``), ``step``, ``default`` or, for a
-    choice, the ``options`` shown."""
+    flag. ``options`` override the declaration's label, span (``low``, ``high``), ``step``, ``default``, set an
+    ``active_when`` condition or, for a choice, the ``options`` shown."""
     settings = {"label": param.label(), "default": param.default, **options}
     match param:
         case parameters.Integer() | parameters.Real():
@@ -352,7 +374,7 @@ def control(param: parameters.Param, **options: Any) -> Param:
 
 def controls(model: type[Model] | parameters.Parameters, names: Sequence[str], **overrides: dict) -> list[Param]:
     """Controls for the parameters ``names`` of a model, in that order; ``overrides[name]`` is passed to
-    :func:`control` (``stages={"high": 6}``, ``step_round={"label": "shock round"}``)."""
+    :func:`control` (``stages={"high": 6}``, ``consensus={"active_when": lambda v: v["protocol"] != "a2a"}``)."""
     declared = model if isinstance(model, parameters.Parameters) else model.parameters
     stray = sorted(set(overrides) - set(names))
     if stray:

@@ -264,6 +264,31 @@ def test_a_model_panel_plays_the_model_with_the_controls_and_the_seed():
     assert (first.length, last.path) == (5, Walk(length=5, rng=4).run().path)
 
 
+def test_a_control_that_the_other_values_make_irrelevant_is_greyed_out_and_still_read():
+    run = Recorder()
+    memory = Slider("memory", 1, 10, active_when=lambda values: values["strategy"] == "tft")
+    panel = ExperimentPanel(run, [*PARAMS[2:3], memory])  # the strategy starts at "alld"
+    control = panel.controls["memory"]
+    assert control.disabled and control.tooltip == "no effect with the current settings"
+    panel.controls["strategy"].value = 0  # "tft"
+    assert not control.disabled and control.tooltip is None
+    assert run.calls[-1] == {"strategy": "tft", "memory": 1}
+
+
+def test_a_declared_parameter_takes_its_condition_as_an_override():
+    declared = parameters.Parameters(
+        parameters.Choice("protocol", "a2a", ("a2a", "rep"), doc="how"),
+        parameters.Flag("consensus", True, doc="agree first"),
+    )
+    panel = ExperimentPanel(
+        Recorder(),
+        controls(declared, ["protocol", "consensus"], consensus={"active_when": lambda v: v["protocol"] != "a2a"}),
+    )
+    assert panel.controls["consensus"].disabled
+    panel.controls["protocol"].value = 1
+    assert not panel.controls["consensus"].disabled
+
+
 def test_an_option_meaning_none_shows_its_label_and_gives_none():
     calls = Recorder()
     consensus = Choice("consensus", [("median", "median_coordinate"), ("none", None)])
