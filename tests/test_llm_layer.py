@@ -230,7 +230,10 @@ def test_open_llm_skips_with_one_sentence_and_honours_the_mode_variable(tmp_path
     assert session.mode == "off" and not session and "skipped" in session.notice
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     monkeypatch.setenv("COORDKIT_LLM", "off")
-    assert open_llm(tmp_path / "none.jsonl").mode == "off"
+    forced_off = open_llm(tmp_path / "none.jsonl")
+    assert forced_off.mode == "off" and forced_off.notice.startswith("LLM runs are switched off: ")
+    monkeypatch.setenv("COORDKIT_LLM", "replay")
+    assert open_llm(tmp_path / "none.jsonl").notice.startswith("Replay mode, and there is no recording none.jsonl: ")
     monkeypatch.setenv("COORDKIT_LLM", "sometimes")
     with pytest.raises(ValueError, match="live, replay, off"):
         open_llm("x")

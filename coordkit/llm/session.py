@@ -103,9 +103,10 @@ def open_llm(
     if mode in (None, "replay") and path.exists():
         notice = f"Replaying {path.name} ({recording_age(path)}): offline, free, the same every time."
         return LLMSession("replay", MeteredClient(ReplayClient(path, run=run), ledger), ledger, notice)
-    return LLMSession(
-        "off",
-        None,
-        ledger,
-        f"No {KEY_VARIABLE} and no recording {path.name}: the LLM run is skipped (everything above stands without it).",
-    )
+    if mode == "off":
+        reason = "LLM runs are switched off"
+    elif mode == "replay":
+        reason = f"Replay mode, and there is no recording {path.name}"
+    else:
+        reason = f"No {KEY_VARIABLE} and no recording {path.name}"
+    return LLMSession("off", None, ledger, f"{reason}: the LLM run is skipped (everything above stands without it).")
