@@ -62,6 +62,11 @@ def controls(panel) -> list[Control]:
     return found
 
 
+def is_inactive(control: Control) -> bool:
+    """Whether the panel has greyed the control out (``active_when``): its slider, select or checkbox is disabled."""
+    return control.locator.locator("[disabled]").count() > 0
+
+
 def slider_value(control: Control) -> tuple[float, float, float]:
     """(value, min, max) of a slider, from its handle's ARIA attributes."""
     handle = control.locator.locator(".noUi-handle").first

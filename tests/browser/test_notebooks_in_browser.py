@@ -79,7 +79,7 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
         assert not maths, f"{name}: dollar amounts drawn as math: {maths}"
 
     failures, notes = [], []
-    changes = unchanged = 0
+    changes = unchanged = inactive = 0
     for index in range(found_panels):
         panel = lab.panels(page).nth(index)
         panel.scroll_into_view_if_needed()
@@ -97,6 +97,10 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
             failures.append(f"{where}: no controls; screenshot: {lab.screenshot_element(panel, stem, f'panel{index}')}")
         for position, control in enumerate(controls):
             what = f"{where}, control {position} ({control.kind} {control.label!r})"
+            if lab.is_inactive(control):  # greyed out: the other values make it irrelevant, and a user cannot move it
+                inactive += 1
+                notes.append(f"  note: {what}: inactive at the values it was reached with")
+                continue
             # a dropdown or a checkbox is put back afterwards, so that each control is tried near the defaults (a
             # protocol changed first would leave later controls with nothing to do); a slider stays one step off
             moves = [+1] if control.kind == "slider" else [+1, -1]
@@ -137,7 +141,8 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
 
     browser_report.append(
         f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s), "
-        f"{len(drawn)} charts, {found_panels} panels, {changes} control changes ({unchanged} with the same chart), "
+        f"{len(drawn)} charts, {found_panels} panels, {changes} control changes ({unchanged} with the same chart, "
+        f"{inactive} controls inactive), "
         f"{len(failures)} failures"
     )
     browser_report.extend(notes)
