@@ -1,0 +1,61 @@
+"""The classroom conventions every notebook keeps (CONTRIBUTING.md, step 6): a lesson plan, tagged exercises, a
+solutions notebook, and links (to notebooks and to glossary terms) that lead somewhere."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+CHAPTERS = sorted(path for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb") if not path.name.startswith("00_"))
+ALL = sorted(NOTEBOOKS.rglob("*.ipynb"))
+TAG = re.compile(r"★{1,3} (warm-up|core|stretch)")
+LINK = re.compile(r"\]\(([^()\s]+(?:\([^)\s]*\))?[^)\s]*)\)")  # a Markdown link's target; one level of parentheses
+
+
+def markdown(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+
+
+def exercises_section(text: str) -> str:
+    """From the last heading that names the exercises to the end of the notebook."""
+    headings = [match.start() for match in re.finditer(r"^#+ .*Exercises", text, flags=re.MULTILINE)]
+    return text[headings[-1] :] if headings else ""
+
+
+def heading_ids(path: Path) -> set[str]:
+    """The anchors JupyterLab, GitHub-style renderers and nbviewer give a notebook's headings: the text, spaces to -."""
+    return {line.lstrip("#").strip().replace(" ", "-") for line in markdown(path).splitlines() if line.startswith("#")}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_a_chapter_has_a_lesson_plan_tagged_exercises_and_a_solutions_notebook(chapter):
+    text = markdown(chapter)
+    assert "**Lesson plan**" in text, f"{chapter.name}: no lesson-plan cell"
+    assert re.search(r"\| minutes \|", text), f"{chapter.name}: the lesson plan has no minutes per section"
+    exercises = exercises_section(text)
+    items = re.findall(r"^(?:\d+\.\s|\*\*Exercise|#+ Exercise\s+\d).*", exercises, flags=re.MULTILINE)
+    assert items, f"{chapter.name}: no numbered exercises after its Exercises heading"
+    untagged = [item for item in items if not TAG.search(item)]
+    assert not untagged, f"{chapter.name}: exercises not tagged ★ warm-up, ★★ core or ★★★ stretch: {untagged}"
+    if "<details>" in exercises:  # the answers are folded under the exercises themselves
+        return
+    solutions = NOTEBOOKS / "solutions" / f"{chapter.stem}_solutions.ipynb"
+    assert solutions.exists(), f"{chapter.name}: no {solutions.relative_to(NOTEBOOKS)}"
+
+
+@pytest.mark.parametrize("notebook", ALL, ids=lambda path: str(path.relative_to(NOTEBOOKS)))
+def test_links_to_notebooks_and_their_headings_lead_somewhere(notebook):
+    broken = []
+    for target in LINK.findall(markdown(notebook)):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (notebook.parent / file).resolve() if file else notebook
+        if not linked.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and linked.suffix == ".ipynb" and anchor not in heading_ids(linked):
+            broken.append(f"{target}: no heading {anchor!r} in {linked.name}")
+    assert not broken, f"{notebook.name}: broken links:\n" + "\n".join(broken)
