@@ -242,3 +242,36 @@ def test_the_raster_draws_the_measured_last_20_seconds_at_full_strength():
     assert measured.groupby(["delay", "trial"]).size().eq(20).all()
     last = cells.groupby("delay")["second"].transform("max")
     assert (measured["second"] > last[measured.index] - 20).all()
+
+
+@pytest.mark.parametrize("duration_s", [20, 60, 300])
+def test_the_explore_view_shows_every_outcome_of_the_last_20_seconds_and_the_whole_trial(duration_s):
+    played = fast.simulate(derive_seeds(3, 40), 0.9, 0.1, 5, 10, duration_s=duration_s)
+    bars, raster = charts.explore(played, 0.9, 0.1)
+    spec = bars.to_dict()
+    (values,) = spec["datasets"].values()
+    summary = pd.DataFrame(values)
+    assert list(summary["outcome"]) == list(charts.OUTCOME_NAMES.values())  # CC, CD, DC, DD in words
+    assert summary["mean"].sum() == pytest.approx(1.0)  # every measured second has an outcome
+    assert ((summary["low"] <= summary["mean"]) & (summary["mean"] <= summary["high"])).all()
+    shares = metrics.shares(played.effective, played.timing)
+    assert summary.set_index("measure").loc["a_exploited", "mean"] == pytest.approx(shares["a_exploited"].mean())
+    per_second = metrics.payoff_totals(played.effective).mean() / duration_s
+    assert spec["title"][0].startswith(f"40 trials of {duration_s} s, delays A 5 s / B 10 s")
+    assert f"A {per_second['payoff_a']:.2f}, B {per_second['payoff_b']:.2f}" in spec["title"][1]
+    (cells,) = raster.to_dict()["datasets"].values()
+    cells = pd.DataFrame(cells)
+    assert cells.groupby("trial").size().eq(duration_s + 10).all() and cells["trial"].nunique() == 10
+
+
+def test_the_explore_view_keeps_its_axes_whatever_the_data():
+    """The panel's spec changes only in data and titles from one setting to the next (CONTRIBUTING, charts.py)."""
+    specs = [
+        charts.explore(fast.simulate(derive_seeds(0, 50), p, 0.1, delay, duration_s=length), p, 0.1)
+        for p, delay, length in [(0.9, 5, 60), (0.6, 20, 300)]
+    ]
+    for one, other in zip(*specs):
+        one, other = one.to_dict(), other.to_dict()
+        for spec in (one, other):
+            spec.pop("datasets"), spec.pop("data", None), spec.pop("title", None)
+        assert one == other

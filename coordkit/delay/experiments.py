@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from coordkit.delay import charts, fast, metrics, stand_in
+from coordkit.delay.metrics import raster_rows
 from coordkit.delay.model import DelayedDilemma
 from coordkit.delay.policies import Persona
 from coordkit.figures import COMPARISON, figure, refuse_llm
@@ -110,15 +111,6 @@ def figure4(
     ]
     frame = pd.concat(cells, ignore_index=True)
     return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
-
-
-def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.DataFrame:
-    """The outcome of every second of the ``first`` trials, one row per trial and second (for :func:`charts.raster`)."""
-    labels = metrics.outcomes(effective[:, :first])
-    trial_number, second = np.indices(labels.shape)
-    return pd.DataFrame(
-        {"delay": delay, "trial": trial_number.ravel(), "second": second.ravel(), "outcome": labels.ravel()}
-    )
 
 
 def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:

@@ -37,6 +37,16 @@ def outcomes(effective: np.ndarray) -> np.ndarray:
     return np.where((a == "?") | (b == "?"), "?", np.char.add(a, b))
 
 
+def raster_rows(effective: np.ndarray, delay, first: int | None = None) -> pd.DataFrame:
+    """The outcome of every second of the ``first`` trials, one row per trial and second, labelled ``delay`` (for
+    :func:`~coordkit.delay.charts.raster`)."""
+    labels = outcomes(effective[:, :first])
+    trial_number, second = np.indices(labels.shape)
+    return pd.DataFrame(
+        {"delay": delay, "trial": trial_number.ravel(), "second": second.ravel(), "outcome": labels.ravel()}
+    )
+
+
 def payoff_totals(effective: np.ndarray, payoffs: Payoffs = TABLE_1) -> pd.DataFrame:
     """Per trial, each player's cumulative payoff over the whole trial (Unknown ticks pay 0)."""
     a, b = effective
