@@ -289,7 +289,8 @@ def test_the_sequence_diagram_takes_its_time_axis_from_its_data(event_step):
     spec = charts.sequence_diagram(log, "an enactment").to_dict()  # validated against the Vega-Lite schema
     lanes, arrows = spec["layer"][0], spec["layer"][1]
     lifelines = spec["datasets"][lanes["data"]["name"]]
-    arrows_y = [row["y"] for row in spec["datasets"][arrows["data"]["name"]]]
+    arrows_y = [row["y"] for row in spec["datasets"][spec["data"]["name"]]]
+    assert "data" not in arrows  # the arrows, their heads and labels share the layer's data
     assert {(line["start"], line["end"]) for line in lifelines} == {(0.0, max(arrows_y) + 1)}
     assert not [layer for layer in spec["layer"] if "domain" in layer["encoding"]["y"].get("scale", {})]
     busiest = int(log.groupby("step").size().max())
@@ -298,3 +299,29 @@ def test_the_sequence_diagram_takes_its_time_axis_from_its_data(event_step):
     assert closest >= charts.MESSAGE_GAP_PX - 0.5  # each label clear of the arrow above it
     svg = vl_convert.vegalite_to_svg(spec)
     assert svg.startswith("<svg") and "NaN" not in svg
+
+
+def test_the_sequence_diagram_colours_each_enactment_and_names_it_in_a_legend():
+    """§5.4's interleaved enactments: the pen's messages share one colour, the trolley's another, in the order they
+    start; §5.2's orders are coloured by order (their items' messages included)."""
+    log = experiments.external_event(seed=0)["external-event"].messages()
+    spec = charts.sequence_diagram(log, "two enactments").to_dict()
+    arrows = spec["layer"][1]
+    colour = arrows["encoding"]["color"]
+    assert colour["field"] == "enactment" and colour["legend"]["title"] == "enactment"
+    assert colour["sort"] == {"field": "started", "op": "min"}
+    rows = spec["datasets"][spec["data"]["name"]]
+    by_enactment = {}
+    for row in rows:
+        by_enactment.setdefault(row["enactment"], []).append(row["instance"])
+    assert sorted(by_enactment, key=lambda e: min(r["y"] for r in rows if r["enactment"] == e)) == [
+        f"Purchase {key}" for key in dict.fromkeys(log["enactment"])
+    ]
+    assert len(by_enactment) == 2
+    for enactment, instances in by_enactment.items():
+        item = enactment.split()[1].split("-")[0]
+        assert len(instances) == 6 and all(f"item={item}" in i for i in instances)
+    concurrent = experiments.concurrent_roles(seed=0)["concurrent"].messages()
+    logistics = concurrent[concurrent["protocol"] == "Logistics"]
+    orders = logistics["instance"].str.extract(r"orderID=([^,)]+)")[0]
+    assert (logistics["enactment"] == orders).all() and logistics["enactment"].nunique() == 2

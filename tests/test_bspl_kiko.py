@@ -5,7 +5,7 @@ import math
 import pytest
 
 from coordkit.bspl import load
-from coordkit.bspl.kiko import RECEIVED, START, EnactmentModel
+from coordkit.bspl.kiko import RECEIVED, START, EnactmentModel, enactment_of
 from coordkit.bspl.semantics import Instance
 from coordkit.parameters import ParameterError
 
@@ -90,3 +90,14 @@ def test_bad_systems_and_values_are_refused():
         EnactmentModel(protocols=["purchase"])
     with pytest.raises(ParameterError, match="max_steps"):
         EnactmentModel(max_steps=math.inf)
+
+
+def test_the_log_names_each_message_s_outermost_enactment():
+    """Purchase's enactments are named by ID; Logistics' by the order (orderID, which every message carries), so an
+    item's messages belong to their order's enactment."""
+    assert PURCHASE.enactment_keys == ("ID",) and load("logistics").enactment_keys == ("orderID",)
+    assert set(purchase().messages()["enactment"]) == {"1"}
+    logistics = load("logistics")
+    wrapping = Instance.of(logistics, "RequestWrapping", orderID="o1", itemID="i1", item="vase")
+    label = Instance.of(logistics, "RequestLabel", orderID="o1", address="Alice's House")
+    assert enactment_of(logistics, wrapping) == enactment_of(logistics, label) == "o1"

@@ -27,7 +27,7 @@ from coordkit.parameters import Instance as InstanceParam
 from coordkit.parameters import Integer, ParameterError, Parameters
 
 START, RECEIVED, ENABLED = "start", "received", "enabled changed"
-MESSAGE_COLUMNS = ["step", "protocol", "message", "sender", "recipient", "instance"]
+MESSAGE_COLUMNS = ["step", "protocol", "enactment", "message", "sender", "recipient", "instance"]
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,7 @@ class Enactment:
             {
                 "step": self.steps,
                 "protocol": protocol,
+                "enactment": enactment_of(self.in_play[protocol], instance),
                 "message": instance.schema.name,
                 "sender": sender.name,
                 "recipient": recipient,
@@ -196,8 +197,17 @@ class Enactment:
         return frame
 
     def messages(self) -> pd.DataFrame:
-        """The message log, one row per message sent: step, protocol, message, sender, recipient, instance."""
+        """The message log, one row per message sent: step, protocol, enactment (:func:`enactment_of`), message,
+        sender, recipient, instance."""
         return pd.DataFrame(self.log, columns=MESSAGE_COLUMNS)
+
+
+def enactment_of(protocol: Protocol, instance: Instance) -> str:
+    """The outermost enactment ``instance`` belongs to, named by its values of the keys every message of
+    ``protocol`` carries ("pen-850624225"; in Logistics the order's ``orderID``); all its key values if there are
+    no such keys."""
+    keys = protocol.enactment_keys or protocol.keys_of(instance.schema)
+    return ", ".join(str(instance.payload[key]) for key in keys)
 
 
 def _protocols_are_given(values: dict) -> None:

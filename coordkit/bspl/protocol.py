@@ -79,6 +79,12 @@ class Protocol:
         marked += [p.name for m in self.messages for p in m.parameters if p.key]
         return tuple(dict.fromkeys(marked))
 
+    @property
+    def enactment_keys(self) -> tuple[str, ...]:
+        """The keys that every message carries: their values name the outermost enactment a message belongs to
+        (Purchase: ``ID``; Logistics: ``orderID``, whose order holds the enactments of its items)."""
+        return tuple(key for key in self.keys if all(key in m.names for m in self.messages))
+
     def keys_of(self, message: MessageSchema) -> tuple[str, ...]:
         """The protocol's key parameters that ``message`` carries, in the message's order."""
         keys = set(self.keys)
