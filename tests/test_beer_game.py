@@ -1,6 +1,7 @@
 """The Beer Game: stock-and-flow balance, hand-computed costs, determinism, errors, and REP vs A2A."""
 
 import math
+from dataclasses import dataclass, field
 
 import pandas as pd
 import pytest
@@ -8,9 +9,13 @@ import vl_convert
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
+from coordkit.policies import LLMPolicy
 from coordkit.rep.beer_game import charts, metrics
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, RuleSynthesis
+from coordkit.rep.protocol import SynthesisRequest
 from coordkit.sweep import sweep
 
 
@@ -104,6 +109,11 @@ def test_different_seeds_give_different_players():
         ({"consensus": "mean"}, "'median_coordinate'"),
         ({"base_demand": 2, "step_size": -3}, "step_size=-3 would make customer demand negative"),
         ({"stage": 4}, "BeerGame has no parameter 'stage'; did you mean 'stages'?"),
+        (
+            {"supply_line_weight": 1.5},
+            r"supply_line_weight=1.5 is out of range: supply_line_weight takes a number in \[0, 1\]",
+        ),
+        ({"synthesiser": "median"}, "synthesiser='median' is a str: synthesiser takes a Policy"),
     ],
 )
 def test_bad_parameters_raise_clear_errors_before_any_work(params, message):
@@ -140,6 +150,80 @@ def test_rep_beats_a2a_on_cost_and_bullwhip_over_20_seeds():
     for rep in ("rep_numerical", "rep_textual"):
         assert mean.loc[rep, "total_cost"] < mean.loc["a2a", "total_cost"]
         assert mean.loc[rep, "bullwhip_ratio"] < mean.loc["a2a", "bullwhip_ratio"]
+
+
+# --- Sterman's parameters and the synthesiser, as declared parameters ------------------------------------------
+
+
+def test_sterman_parameters_reach_every_player_of_every_protocol():
+    sterman = {"smoothing": 0.5, "stock_adjustment": 0.4, "supply_line_weight": 1.0, "desired_stock": 20.0}
+    rule = AnchorAndAdjust(**sterman)
+    a2a = BeerGame(protocol="a2a", player_spread=0, **sterman, rng=0)
+    assert [stage.client.agent.rule for stage in a2a.chain] == [rule] * 4
+    rep = BeerGame(protocol="rep_numerical", player_spread=0, **sterman, rng=0)
+    assert [stage.client.agent.rule.rule for stage in rep.chain] == [rule] * 4
+    assert [stage.client.theta for stage in rep.chain] == [{TARGET: 20.0, ADJUSTMENT: 0.4}] * 4
+    base_stock = BeerGame(protocol="base_stock", **sterman, rng=0)
+    assert {stage.client.agent.rule.smoothing for stage in base_stock.chain} == {0.5}
+
+
+def test_player_spread_scales_each_players_parameters_around_the_declared_ones():
+    game = BeerGame(protocol="a2a", supply_line_weight=0.5, desired_stock=20.0, player_spread=0.2, rng=3)
+    rules = [stage.client.agent.rule for stage in game.chain]
+    assert all(0.4 <= r.supply_line_weight <= 0.6 and 16 <= r.desired_stock <= 24 for r in rules)
+    assert len({r.supply_line_weight for r in rules}) == 4
+
+
+def test_counting_the_whole_supply_line_tames_the_bullwhip():
+    """Sterman (1989): players who underweight their supply line (β < 1) order again what is already on its way."""
+    sterman = play("a2a", player_spread=0).summary()
+    whole_line = play("a2a", player_spread=0, supply_line_weight=1.0).summary()
+    assert whole_line["bullwhip_ratio"] < sterman["bullwhip_ratio"] / 4
+
+
+@dataclass(frozen=True)
+class FixedTarget(RuleSynthesis):
+    """A synthesiser that always proposes a stock target of 30 and an adjustment of 0.1, noting what it read."""
+
+    read: list = field(default_factory=list, compare=False)
+
+    def decide(self, request: SynthesisRequest) -> dict[str, float]:
+        self.read.append(request)
+        return {TARGET: 30.0, ADJUSTMENT: 0.1}
+
+
+def test_the_textual_updater_synthesises_with_the_synthesiser_it_is_given():
+    mine = FixedTarget()
+    game = play("rep_textual", synthesiser=mine)
+    assert game.policies()[-1] is mine
+    assert len(mine.read) == 4 * 19  # every player, from round 2 on (round 1 has no messages yet)
+    assert "Customer demand looks like" in mine.read[-1].own_text
+    for stage in game.chain:  # the textual updater adopts the proposal (η = 1)
+        assert stage.client.theta == {TARGET: 30.0, ADJUSTMENT: 0.1}
+    assert not game.frame()["order"].equals(play("rep_textual").frame()["order"])
+
+
+def test_the_numerical_updater_ignores_the_synthesiser():
+    mine = FixedTarget()
+    game = play("rep_numerical", synthesiser=mine)
+    assert mine.read == []
+    pd.testing.assert_frame_equal(game.frame(), play("rep_numerical").frame())
+
+
+def test_an_llm_synthesis_falls_back_to_the_synthesiser_it_is_given():
+    mine = FixedTarget()
+    game = play("rep_textual", rounds=3, step_round=2, synthesiser=mine, llm=ScriptedClient(lambda request: "no idea"))
+    assert isinstance(game.policies()[-1], LLMPolicy) and game.policies()[-1].fallback is mine
+    assert len(mine.read) == 4 * 2 and game.llm_fallbacks > 0
+
+
+def test_a_sweep_varies_sterman_parameters_and_fixes_a_synthesiser():
+    grid = {"supply_line_weight": [0.34, 1.0]}
+    games = sweep(
+        BeerGame, grid, seeds=2, fixed={"protocol": "rep_textual", "synthesiser": FixedTarget()}, progress=False
+    )
+    assert games["supply_line_weight"].tolist() == [0.34, 0.34, 1.0, 1.0]
+    assert games["total_cost"].nunique() == 4
 
 
 def known_game(factory_orders: list[float], retailer_backlog: list[float]) -> pd.DataFrame:
@@ -215,6 +299,11 @@ def test_the_game_view_shows_each_measure_by_stage_with_demand_on_the_orders_row
     assert svg.startswith("<svg") and "NaN" not in svg
 
 
+def test_the_game_view_says_when_there_is_no_bullwhip_ratio():
+    rounds = play(step_size=0).frame()
+    assert charts.game_view(rounds).to_dict()["title"].endswith("no bullwhip ratio (demand never varies)")
+
+
 def test_figure_1c_compares_cost_ratios_with_the_papers_not_dollars():
     games = sweep(BeerGame, {"protocol": ["a2a", "rep_numerical", "rep_textual"]}, seeds=5, progress=False)
     spec = charts.cost_ratios(games).to_dict()
@@ -226,3 +315,54 @@ def test_figure_1c_compares_cost_ratios_with_the_papers_not_dollars():
     kit = table.loc[(versus_a2a, "kit (rules)")]
     assert kit["cost ratio"] == pytest.approx(cost["rep_textual"] / cost["a2a"])
     assert kit["low"] < kit["cost ratio"] < kit["high"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_frame_pipelines_add_up_to_each_supply_line(protocol):
+    rounds = play(protocol, stages=5, order_delay=3, shipping_delay=1, demand_noise=2.0).frame()
+    assert rounds["orders_in_mail"].map(len).tolist() == [3, 3, 3, 3, 1] * 21  # the factory's: production requests
+    assert rounds["goods_on_road"].map(len).tolist() == [1, 1, 1, 1, 2] * 21  # the factory's: brewing
+    supplier_backlog = rounds.groupby("round")["backlog"].shift(-1).fillna(0.0)  # the brewery owes nothing
+    in_transit = rounds["orders_in_mail"].map(sum) + supplier_backlog + rounds["goods_on_road"].map(sum)
+    assert in_transit.tolist() == pytest.approx(rounds["supply_line"].tolist())
+
+
+def test_the_frame_pipelines_are_the_models_at_the_end_of_each_round():
+    game = BeerGame(protocol="a2a", rng=0)
+    game.step()
+    game.step()
+    last = game.frame().query("round == 2").set_index("stage")
+    retailer, wholesaler = game.chain[:2]
+    assert last.loc["retailer", "orders_in_mail"] == tuple(wholesaler.inbound_orders)
+    assert last.loc["retailer", "orders_in_mail"][-1] == retailer.order  # this round's order, just posted
+    assert last.loc["wholesaler", "goods_on_road"] == tuple(wholesaler.inbound_goods)
+    assert last.loc["factory", "orders_in_mail"] == tuple(game.brewery_orders)
+
+
+@pytest.mark.parametrize(("protocol", "stages", "t"), [("a2a", 4, 0), ("a2a", 4, 12), ("rep_textual", 6, 7)])
+def test_the_chain_at_a_round_draws_each_stages_books_pipelines_and_message(protocol, stages, t):
+    rounds = play(protocol, stages=stages).frame()
+    table = charts.chain_table(rounds, t)
+    now = rounds[rounds["round"] == t].sort_values("position")
+    books = table[table["kind"] == "books"]["text"].tolist()[2:]  # after the customers' and the brewery's
+    assert books == [
+        f"demand {r.demand:.0f}\nstock {r.inventory:.0f}\nowes {r.backlog:.0f}\norders {r.order:.0f}"
+        for r in now.itertuples()
+    ]
+    orders = table[table["kind"] == "order bar"].sort_values("x")["cases"].tolist()
+    assert orders == [cases for mail in now["orders_in_mail"] for cases in mail[::-1]]  # next to arrive rightmost
+    beer = table[table["kind"] == "beer bar"].sort_values("x")["cases"].tolist()
+    assert beer == [cases for road in now["goods_on_road"] for cases in road]  # next to arrive leftmost
+    lines = table[table["kind"] == "message"].sort_values("y")["text"]
+    assert " ".join(lines) == " ".join(" ".join(m.split()) for m in now["message"] if m)
+    theta = table[(table["kind"] == "stage label") & table["text"].str.startswith("target")]
+    assert len(theta) == (stages if protocol == "rep_textual" else 0)
+    spec = charts.chain_at(rounds, t).to_dict()  # validated against the Vega-Lite schema
+    assert spec["width"] <= 968 and spec["height"] == charts.chain_at(rounds, 1).to_dict()["height"]
+    svg = vl_convert.vegalite_to_svg(spec)
+    assert "NaN" not in svg and f"Round {t} of 20" in svg
+
+
+def test_the_chain_refuses_a_round_the_game_did_not_play():
+    with pytest.raises(ValueError, match="round 21 is not in the frame"):
+        charts.chain_table(play("a2a").frame(), 21)

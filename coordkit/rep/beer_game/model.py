@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from coordkit.model import Model
-from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
 from coordkit.policies import Policy, decision_round, llm_parameters
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
@@ -128,18 +128,63 @@ class BeerGame(Model):
         Real("holding_cost", 0.5, 0, 100, doc="cost of a case in stock for a round", unit="$", slider=(0, 2)),
         Real("backlog_cost", 1.0, 0, 100, doc="cost of a case of backlog for a round", unit="$", slider=(0, 4)),
         Real(
+            "smoothing",
+            0.36,
+            0,
+            1,
+            doc="forecast smoothing θ: the weight a player's demand forecast gives this round's incoming order, "
+            "L̂ ← θ·L + (1 − θ)·L̂ (Sterman 1989's mean estimate 0.36)",
+            step=0.01,
+        ),
+        Real(
+            "stock_adjustment",
+            0.26,
+            0,
+            1,
+            doc="α_S, the share of its stock gap a player orders to close each round (Sterman's 0.26); "
+            "REP players start their order adjustment here",
+            step=0.01,
+        ),
+        Real(
+            "supply_line_weight",
+            0.34,
+            0,
+            1,
+            doc="β, the share of its supply line (ordered, not yet received) a player counts when it orders "
+            "(Sterman's 0.34; 1: all of it, as base-stock players do)",
+            step=0.01,
+        ),
+        Real(
+            "desired_stock",
+            17.0,
+            0,
+            60,
+            doc="S′, the stock a player aims for (Sterman's 17); REP players start their target inventory here",
+            unit="cases",
+            step=1.0,
+        ),
+        Real(
             "player_spread",
             0.2,
             0,
             1,
             high_open=True,
-            doc="players' heuristic parameters are Sterman's means "
-            "times U(1 - spread, 1 + spread), drawn per stage (0: identical players)",
+            doc="each A2A or REP player's θ, α_S, β and S′ are the values above "
+            "times U(1 - spread, 1 + spread), drawn per stage, θ and β at most 1 (0: identical players)",
             slider=(0, 0.95),
         ),
         consensus_parameter(
             None,
-            "REP §3.2's optional consensus: the coordinate-wise median of θ over all players, each round",
+            "REP §3.2's optional consensus: every round, all players adopt the coordinate-wise median of the "
+            "players' coordination variables (REP players only)",
+        ),
+        Instance(
+            "synthesiser",
+            None,
+            Policy,
+            optional="RuleSynthesis(), which reads the templated sensitivity sentences",
+            doc="REP textual's synthesiser: a policy whose decide(SynthesisRequest) returns new coordination "
+            "variables (§3.2; with llm, call 2 falls back to it)",
         ),
         *llm_parameters(
             optional="rule-based players, no calls",
@@ -155,7 +200,9 @@ class BeerGame(Model):
         self.rules = GameRules(
             self.stages, self.rounds, self.order_delay, self.shipping_delay, self.holding_cost, self.backlog_cost
         )
-        self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
+        # the textual updater reads with the given synthesiser (or the rules); with an LLM, call 2 falls back to it
+        rule_synthesis = RuleSynthesis() if self.synthesiser is None else self.synthesiser
+        self.synthesis = rule_synthesis if self.llm is None else synthesis_policy(self.llm, rule_synthesis)
 
         self.chain: list[Stage] = []
         for position in range(self.stages):
@@ -194,6 +241,8 @@ class BeerGame(Model):
                 "target_inventory": lambda s: s.client.theta.get(TARGET, np.nan),
                 "order_adjustment": lambda s: s.client.theta.get(ADJUSTMENT, np.nan),
                 "message": "message",
+                "orders_in_mail": lambda s: s.model.orders_in_mail(s),
+                "goods_on_road": lambda s: tuple(map(float, s.inbound_goods)),
             },
         )
         self.datacollector.collect(self)
@@ -206,10 +255,16 @@ class BeerGame(Model):
             "transport": self.transport,
             "consensus": self.consensus,
         }
-        rule = sterman_player(self.rng, self.player_spread)
+        mean = AnchorAndAdjust(
+            smoothing=self.smoothing,
+            stock_adjustment=self.stock_adjustment,
+            supply_line_weight=self.supply_line_weight,
+            desired_stock=self.desired_stock,
+        )
+        rule = sterman_player(self.rng, self.player_spread, mean)
         if self.protocol in ("a2a", "base_stock"):
             if self.protocol == "base_stock":
-                rule = BaseStock(desired_stock=self.initial_inventory)
+                rule = BaseStock(smoothing=self.smoothing, desired_stock=self.initial_inventory)
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
             return configure_protocol("a2a", A2APlayer(stage, rule, policy), **link)
@@ -217,7 +272,7 @@ class BeerGame(Model):
         policy = rep_policy(self.llm, ordering, self.rules) if self.llm is not None else None
         player = REPPlayer(stage, ordering, policy)
         return configure_protocol(
-            self.protocol, player, synthesiser=self.synthesiser, eta=0.5, bounds=THETA_BOUNDS, **link
+            self.protocol, player, synthesiser=self.synthesis, eta=0.5, bounds=THETA_BOUNDS, **link
         )
 
     def demand_at(self, round_number: int) -> float:
@@ -239,6 +294,12 @@ class BeerGame(Model):
 
     def customer_of(self, stage: Stage) -> str:
         return "the customers" if stage is self.chain[0] else f"the {self.chain[stage.position - 1].name}"
+
+    def orders_in_mail(self, stage: Stage) -> tuple[float, ...]:
+        """The orders ``stage`` has placed that its supplier has not received yet, the next to arrive first (the
+        factory's: production requests on their way to the brewery)."""
+        mail = self.brewery_orders if stage is self.chain[-1] else self.chain[stage.position + 1].inbound_orders
+        return tuple(map(float, mail))
 
     def beer_in_system(self) -> float:
         """Cases in stock or on the road (brewing included): changes only by brewing and customer deliveries."""
@@ -287,14 +348,18 @@ class BeerGame(Model):
         self.brewery_orders.append(self.chain[-1].order)
 
     def policies(self) -> list[Policy]:
-        """The players' policies and the synthesiser."""
-        return [*(stage.client.agent.policy for stage in self.chain), self.synthesiser]
+        """The players' policies and the textual updater's synthesiser."""
+        return [*(stage.client.agent.policy for stage in self.chain), self.synthesis]
 
     def frame(self) -> pd.DataFrame:
         """One row per round and stage (round 0 is the initial state), with the customer demand of the round.
 
         Columns: round, stage, position, customer_demand, demand (incoming order), order, received, shipped,
-        inventory, backlog, supply_line, cost, target_inventory, order_adjustment (θ; NaN without REP), message.
+        inventory, backlog, supply_line, cost, target_inventory, order_adjustment (θ; NaN without REP), message,
+        and the pipelines at the end of the round, as tuples, the next to arrive first: orders_in_mail (the stage's
+        orders its supplier has not received; the factory's, on their way to the brewery) and goods_on_road (the
+        shipments on their way to the stage; the factory's, being brewed). A stage's supply line is its orders in
+        the mail, its supplier's backlog and its goods on the road.
         """
         agents = self.datacollector.get_agent_vars_dataframe().reset_index()
         rounds = self.datacollector.get_model_vars_dataframe()["customer_demand"]
@@ -312,10 +377,10 @@ class BeerGame(Model):
         }
 
 
-def sterman_player(rng: np.random.Generator, spread: float) -> AnchorAndAdjust:
-    """Sterman's mean estimates (θ 0.36, α_S 0.26, β 0.34, S′ 17), each scaled by U(1 − spread, 1 + spread)."""
+def sterman_player(rng: np.random.Generator, spread: float, mean: AnchorAndAdjust) -> AnchorAndAdjust:
+    """A player whose θ, α_S, β and S′ are ``mean``'s (by default Sterman's estimates 0.36, 0.26, 0.34, 17), each
+    scaled by U(1 − spread, 1 + spread); θ and β at most 1."""
     scale = rng.uniform(1 - spread, 1 + spread, size=4)
-    mean = AnchorAndAdjust()
     return AnchorAndAdjust(
         smoothing=min(1.0, mean.smoothing * scale[0]),
         stock_adjustment=mean.stock_adjustment * scale[1],
