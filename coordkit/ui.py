@@ -393,13 +393,13 @@ def model_panel(
     **overrides: dict,
 ) -> ExperimentPanel:
     """A panel that plays ``model`` with the chosen parameters (``fixed`` ones too) and a seed slider, and shows
-    ``chart(model)``."""
+    ``chart(model)``. ``overrides`` may set the seed slider's ``label`` or ``active_when`` too (``seed={...}``)."""
     fixed = dict(fixed or {})
 
     def play(seed: int, **values: Any) -> Model:
         return model(**fixed, **values, rng=seed).run()
 
-    seed = Slider("seed", *seeds, default=seeds[0])
+    seed = Slider("seed", *seeds, default=seeds[0], **overrides.pop("seed", {}))
     return ExperimentPanel(play, [*controls(model, names, **overrides), seed], chart=chart, title=title)
 
 

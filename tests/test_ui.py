@@ -289,6 +289,20 @@ def test_a_declared_parameter_takes_its_condition_as_an_override():
     assert not panel.controls["consensus"].disabled
 
 
+def test_a_model_panels_seed_can_say_when_it_matters():
+    from sweep_targets import Walk
+
+    panel = model_panel(
+        Walk,
+        ["scale"],
+        chart=lambda walk: pd.DataFrame(walk.path),
+        seed={"active_when": lambda values: values["scale"] > 0},
+    )
+    assert not panel.controls["seed"].disabled
+    panel.controls["scale"].value = 0.0
+    assert panel.controls["seed"].disabled
+
+
 def test_an_option_meaning_none_shows_its_label_and_gives_none():
     calls = Recorder()
     consensus = Choice("consensus", [("median", "median_coordinate"), ("none", None)])
