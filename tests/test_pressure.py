@@ -14,6 +14,7 @@ from coordkit.parameters import ParameterError
 from coordkit.pressure import charts
 from coordkit.pressure import experiments as ex
 from coordkit.pressure.model import PressureField
+from coordkit.pressure.policies import Assignment, RuleActor
 from coordkit.pressure.pressure import artifact_pressure, conflicts, row_pressures, row_terms
 from coordkit.pressure.puzzles import EMPTY, count_completions, latin_square, make_puzzle
 from coordkit.pressure.strategies import STRATEGIES
@@ -297,3 +298,111 @@ def test_the_ablation_chart_names_its_axis_and_stacks_each_configurations_switch
     assert spec["config"]["axisXDiscrete"]["labelExpr"] == "split(datum.label, ' ')"
     (values,) = spec["datasets"].values()
     assert [row["config"] for row in values] == ["D=T I=T E=F", "D=T I=F E=F", "D=F I=T E=F", "D=F I=F E=F"]
+
+
+# --- the calibrated actor (issue 14) -------------------------------------------------------------------------------
+
+
+def test_an_actor_that_always_fails_proposes_nothing_and_one_that_never_does_plays_as_before():
+    view = PressureField(rng=0).view(3)
+    assert RuleActor(np.random.default_rng(0), failure=1.0).decide(Assignment(view, 0.5)) is None
+    before, after = PressureField(rng=4).run(), PressureField(failure=0.0, rng=4).run()
+    pd.testing.assert_frame_equal(before.frame(), after.frame())
+    hopeless = PressureField(failure=1.0, max_ticks=30, rng=4).run()
+    assert hopeless.frame()["patches"].sum() == 0 and not hopeless.solved
+
+
+def test_more_unusable_proposals_solve_fewer_puzzles():
+    solved = [
+        ex.trials("pressure_field", 20, 0, n=5, empty=5, failure=failure)["solved"].sum()
+        for failure in (0.0, 0.9, 0.99)
+    ]
+    assert solved[0] > solved[1] > solved[2]
+
+
+def test_a_conversation_turn_with_an_unusable_proposal_is_spent_without_asking_the_validator():
+    model = PressureField(strategy="conversation", failure=1.0, max_ticks=3, rng=0).run()
+    assert model.frame()["patches"].sum() == 0  # five spent turns a tick, no approval, no patch
+
+
+def test_the_calibration_bisects_towards_the_papers_rate(monkeypatch):
+    from coordkit.pressure import calibration
+
+    monkeypatch.setattr(calibration, "BRACKET", 1 / 8)
+    fit = calibration.fit(seeds=1)
+    assert fit["failure"].tolist()[:3] == [0.0, 1.0, 0.5] and fit["trials"].eq(11).all()  # 11 = 330 / 30
+    assert fit["solved"].iloc[0] > fit["solved"].iloc[1] == 0
+    solved, trials = calibration.target()
+    assert (solved, trials) == (126, 330)
+    gaps = (fit["rate"] - solved / trials).abs()
+    assert fit["fitted"].sum() == 1 and gaps[fit["fitted"]].iloc[0] == gaps.min()
+    again = calibration.target_trials(calibration.fitted_failure(fit), seeds=1)
+    assert again["solved"].sum() == fit.loc[fit["fitted"], "solved"].iloc[0]  # same failure, same trials
+
+
+def test_the_cached_calibration_is_a_bisection_to_the_target_and_its_predictions_replay():
+    from coordkit.pressure import calibration
+
+    fit = calibration.load_fit()
+    assert fit["failure"].tolist()[:3] == [0.0, 1.0, 0.5] and fit["trials"].eq(330).all()
+    fitted = fit.loc[fit["fitted"]].iloc[0]
+    assert abs(fitted["solved"] - calibration.target()[0]) == (fit["solved"] - 126).abs().min()
+    cached = calibration.load_predictions()
+    assert (cached["role"] == "fitted").sum() == 1 and len(cached) == 33
+    # Table 7, played again with the cached failure, gives exactly the cached counts
+    easy = ex.easy(30, 0, failure=calibration.calibrated_failure()).assign(figure="pressure-table7")
+    replayed = calibration.predictions(easy).set_index("condition")
+    table7 = cached.query("table == 'Table 7'").set_index("condition")
+    assert replayed["kit_solved"].to_dict() == table7["kit_solved"].to_dict()
+
+
+def test_a_prediction_is_consistent_only_when_fishers_test_cannot_tell_it_from_the_paper():
+    from coordkit.pressure import calibration
+
+    played = pd.DataFrame(
+        {
+            "figure": ["pressure-table7"] * 60,
+            "strategy": ["pressure_field"] * 30 + ["random"] * 30,
+            "solved": [True] * 26 + [False] * 4 + [False] * 30,
+        }
+    )
+    table = calibration.predictions(played).set_index("condition")
+    assert table.loc["pressure_field", "verdict"] == "consistent"  # 26/30, as the paper
+    assert table.loc["random", "verdict"] == "kit lower"  # 0/30 against 13/30
+    assert table.loc["random", "fisher_p"] < 0.001 and (table["role"] == "prediction").all()
+    assert calibration.compare(played)["metric"].tolist() == ["Table 7 · pressure-field", "Table 7 · random"]
+
+
+def test_the_rate_charts_draw_the_papers_rates_beside_the_kits():
+    spec = charts.rates(ex.easy(2), paper="pressure-table7").to_dict()
+    (values,) = spec["datasets"].values()
+    paper = {row["strategy"]: row["rate"] for row in values if row["source"] == "paper"}
+    assert paper["pressure-field"] == pytest.approx(0.867) and len(paper) == 5
+    scaling = charts.scaling(ex.scaling(1), paper="pressure-table5").to_dict()
+    (values,) = scaling["datasets"].values()
+    assert sum(row["source"] == "paper" for row in values) == 10
+
+
+def test_the_trace_reads_a_trial_tick_by_tick():
+    from coordkit.pressure.trace import trace
+
+    model = PressureField(rng=0).run()
+    lines = trace(model)
+    assert list(lines.columns) == ["tick", "focus", "patch", "row P", "total P", "inhibited"]
+    assert len(lines) == model.steps and lines["total P"].iloc[-1] == 0
+    first = lines.iloc[0]
+    assert (first["focus"], first["row P"], first["inhibited"]) == ("1", "2 → 1", "1")
+    assert first["patch"] == "(1,3) = 7 ✓"  # as read by hand in notebook 03, §2
+
+
+def test_a_solved_square_is_drawn_as_solved_and_the_fitness_chart_keeps_its_width():
+    solved = PressureField(rng=0).run()
+    assert solved.solved
+    (values,) = charts.grid(solved.grid, solved.pressures, ~solved.editable).to_dict()["datasets"].values()
+    assert all(cell["solved"] for cell in values)
+    fresh = PressureField(rng=0)
+    (values,) = charts.grid(fresh.grid, fresh.pressures, ~fresh.editable).to_dict()["datasets"].values()
+    assert not any(cell["solved"] for cell in values)
+    for ticks in (20, 200):  # the panel's max-ticks slider: the chart must not grow with the trial
+        rows = PressureField(max_ticks=ticks, failure=1.0, rng=0).run().rows_frame()
+        assert charts.fitness(rows).to_dict()["width"] == 520

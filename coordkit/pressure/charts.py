@@ -5,24 +5,77 @@ import numpy as np
 import pandas as pd
 
 from coordkit import stats, viz
+from coordkit.papers import numbers
 from coordkit.pressure.puzzles import EMPTY
 
+SOURCES = alt.Scale(domain=["kit", "paper"], range=["circle", "diamond"])  # kit filled, paper hollow
+RATE = ("rate", "wilson_low", "wilson_high")
+SOLVED = "#a1d99b"  # a solved square's cells
 
-def rates(frame: pd.DataFrame) -> alt.Chart:
-    """Solve rate per strategy with Wilson 95% intervals (split by escalation when the frame has both)."""
-    split = "escalation" if "escalation" in frame and frame["escalation"].nunique() > 1 else None
-    table = stats.proportion_table(frame, ["strategy", split] if split else "strategy", "solved")
-    if split:
-        table[split] = table[split].map({True: "escalation on", False: "escalation off"})
-    return viz.bars(
-        table,
-        "strategy",
-        "rate",
-        color=split,
-        low="wilson_low",
-        high="wilson_high",
-        title="Solve rate (Wilson 95% interval)",
+
+def _readable(name: str) -> str:
+    """A strategy as the reader sees it: "pressure-field", not "pressure_field"."""
+    return name.replace("_", "-")
+
+
+def paper_rates(figure_id: str, conditions: list[str]) -> pd.DataFrame:
+    """The paper's solve rate and Wilson interval (as fractions) for each of ``conditions`` it reports in
+    ``figure_id`` (data/papers/)."""
+    paper = numbers(figure_id)
+    rows = [
+        {"condition": c, **{k: paper.value(m, c) / 100 for k, m in zip(RATE, ("rate", "ci_low", "ci_high"))}}
+        for c in conditions
+        if paper.has("rate", c)
+    ]
+    return pd.DataFrame(rows, columns=["condition", *RATE])
+
+
+def _points(table: pd.DataFrame, x: alt.X, color: str, title: str) -> alt.LayerChart:
+    """Solve rates as points with their Wilson intervals, side by side per ``series``, coloured by ``color``: the
+    kit's filled circles, the paper's hollow diamonds (the ``source`` column says which)."""
+    base = alt.Chart().encode(x=x, xOffset=alt.XOffset("series:N"), color=alt.Color(f"{color}:N", title=None))
+    y = alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    interval = base.mark_rule(strokeWidth=2).encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2="wilson_high:Q")
+    tooltip = [alt.Tooltip("series:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("interval:N")]
+    kit = base.mark_point(filled=True, size=70).encode(
+        y=y, shape=alt.Shape("source:N", scale=SOURCES, title=None), tooltip=tooltip
     )
+    paper = base.mark_point(filled=False, size=90, strokeWidth=2).encode(
+        y=y, shape=alt.Shape("source:N", scale=SOURCES, title=None), tooltip=tooltip
+    )
+    return alt.layer(
+        interval,
+        kit.transform_filter("datum.source == 'kit'"),
+        paper.transform_filter("datum.source == 'paper'"),
+        data=_with_intervals(table),
+        width=520,
+        height=240,
+        title=title,
+    )
+
+
+def _with_intervals(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(
+        interval=[f"{100 * low:.0f}%–{100 * high:.0f}%" for low, high in zip(table["wilson_low"], table["wilson_high"])]
+    )
+
+
+def rates(frame: pd.DataFrame, paper: str | None = None) -> alt.LayerChart:
+    """Solve rate per strategy with Wilson 95% intervals (split by escalation when the frame has both), beside the
+    paper's rates of the figure ``paper`` (hollow diamonds) when given."""
+    split = "escalation" in frame and frame["escalation"].nunique() > 1
+    table = stats.proportion_table(frame, ["strategy", "escalation"] if split else "strategy", "solved")
+    table["series"] = [f"kit, escalation {'on' if on else 'off'}" for on in table["escalation"]] if split else "kit"
+    table["source"] = "kit"
+    if paper:
+        published = paper_rates(paper, list(pd.unique(table["strategy"])))
+        published = published.rename(columns={"condition": "strategy"}).assign(source="paper")
+        published["series"] = "paper, escalation on" if split else "paper"
+        table = pd.concat([table, published], ignore_index=True)
+    table["strategy"] = table["strategy"].map(_readable)
+    x = alt.X("strategy:N", title=None, sort=list(pd.unique(table["strategy"])), axis=alt.Axis(labelAngle=0))
+    title = "Solve rate (Wilson 95% interval)" + (": kit ● and paper ◇" if paper else "")
+    return _points(table, x, "series", title)
 
 
 def ablation(frame: pd.DataFrame) -> alt.Chart:
@@ -41,20 +94,28 @@ def ablation(frame: pd.DataFrame) -> alt.Chart:
     return chart.properties(width=560).configure_axisXDiscrete(labelExpr="split(datum.label, ' ')", title=None)
 
 
-def scaling(frame: pd.DataFrame) -> alt.LayerChart:
-    """Solve rate against the agent count, per strategy, with Wilson intervals."""
-    table = stats.proportion_table(frame, ["strategy", "agent_count"], "solved")
-    base = alt.Chart(table).encode(x=alt.X("agent_count:O", title="agents"), color=alt.Color("strategy:N"))
-    line = base.mark_line(point=True).encode(y=alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1])))
-    band = base.mark_errorbar().encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2=alt.Y2("wilson_high:Q"))
-    return (band + line).properties(title="Solve rate by number of agents", width=320, height=220)
+def scaling(frame: pd.DataFrame, paper: str | None = None) -> alt.LayerChart:
+    """Solve rate against the agent count, per strategy, with Wilson intervals, beside the paper's rates of the
+    figure ``paper`` (hollow diamonds) when given."""
+    table = stats.proportion_table(frame, ["strategy", "agent_count"], "solved").assign(source="kit")
+    if paper:
+        conditions = {f"{s}, {a} agents": (s, a) for s, a in zip(table["strategy"], table["agent_count"])}
+        published = paper_rates(paper, list(conditions)).assign(source="paper")
+        published["strategy"], published["agent_count"] = zip(*published["condition"].map(conditions))
+        table = pd.concat([table, published.drop(columns="condition")], ignore_index=True)
+    table["strategy"] = table["strategy"].map(_readable)
+    table["series"] = table["strategy"] + ", " + table["source"]
+    x = alt.X("agent_count:O", title="agents", axis=alt.Axis(labelAngle=0))
+    title = "Solve rate by number of agents" + (": kit ● and paper ◇" if paper else "")
+    return _points(table, x, "strategy", title)
 
 
 def grid(
     cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "", pressure_max: float | None = None
 ) -> alt.LayerChart:
-    """The square: each cell shows its value (blank when empty), coloured by its row's pressure; givens in bold.
-    ``pressure_max`` fixes the top of the colour scale (so that a sequence of ticks is coloured alike)."""
+    """The square: each cell shows its value (blank when empty), coloured by its row's pressure, or all green once
+    solved (no pressure left); givens in bold. ``pressure_max`` fixes the top of the colour scale (so that a
+    sequence of ticks is coloured alike)."""
     n = len(cells)
     rows, columns = np.indices(cells.shape)
     data = pd.DataFrame(
@@ -64,6 +125,7 @@ def grid(
             "value": ["" if v == EMPTY else str(v) for v in cells.ravel()],
             "row pressure": np.repeat(pressures, n),
             "given": givens.ravel(),
+            "solved": not pressures.any(),
         }
     )
     base = alt.Chart().encode(x=alt.X("column:O", axis=None), y=alt.Y("row:O", axis=alt.Axis(title="row")))
@@ -76,10 +138,106 @@ def grid(
         ),
         tooltip=[alt.Tooltip("row:O"), alt.Tooltip("column:O"), alt.Tooltip("value:N"), alt.Tooltip("row pressure:Q")],
     )
+    solved = base.mark_rect(stroke="white", color=SOLVED).transform_filter("datum.solved")
     givens_text = (
         base.mark_text(fontSize=16, fontWeight="bold").encode(text=alt.Text("value:N")).transform_filter("datum.given")
     )
     placed_text = base.mark_text(fontSize=16).encode(text=alt.Text("value:N")).transform_filter("!datum.given")
     # the frame given to the layer, not to each mark: Altair would lift it there, hashing each mark by the
     # frame's printed form first (~3 ms a mark)
-    return alt.layer(squares, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
+    return alt.layer(squares, solved, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
+
+
+def fitness(rows: pd.DataFrame) -> alt.Chart:
+    """Each row's fitness f_i over the ticks of a trial (:meth:`PressureField.rows_frame`): a patch raises it,
+    decay (eq. 4) fades it; pale where a row has none (every strategy but pressure-field keeps none)."""
+    return (
+        alt.Chart(
+            rows,
+            width=520,
+            height=alt.Step(14),
+            title="Fitness of each row, tick by tick (a patch raises it, decay fades it)",
+        )
+        .transform_calculate(end="datum.tick + 1")
+        .mark_rect()
+        .encode(
+            x=alt.X("tick:Q", title="tick"),
+            x2=alt.X2("end:Q"),
+            y=alt.Y("row:O", title="row"),
+            color=alt.Color("fitness:Q", title="fitness f", scale=alt.Scale(scheme="blues", domain=[0, 1])),
+            tooltip=[alt.Tooltip("tick:Q"), alt.Tooltip("row:O"), alt.Tooltip("fitness:Q", format=".2f")],
+        )
+    )
+
+
+def fit(evaluations: pd.DataFrame, target_rate: float) -> alt.LayerChart:
+    """The calibration's evaluations: pressure-field's solve rate on Table 2's design at each ``failure`` tried
+    (with Wilson intervals; the tooltip numbers them in the order played), and the paper's rate as a horizontal line."""
+    table = evaluations.assign(step=range(1, len(evaluations) + 1), target=target_rate)
+    x = alt.X("failure:Q", title="chance that a proposal is unusable (failure)", scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("rate:Q", title="pressure-field's solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    base = alt.Chart().encode(x=x)
+    interval = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
+        y=alt.Y("wilson_low:Q", title="pressure-field's solve rate"), y2="wilson_high:Q"
+    )
+    points = base.mark_point(filled=True, size=50, color="#4c78a8").encode(
+        y=y,
+        tooltip=[alt.Tooltip("step:O"), alt.Tooltip("failure:Q", format=".4f"), alt.Tooltip("rate:Q", format=".1%")],
+    )
+    goal = alt.Chart().mark_rule(strokeDash=[4, 3], color="#e45756").encode(y=alt.Y("mean(target):Q"))
+    return alt.layer(
+        interval,
+        points,
+        goal,
+        data=table,
+        width=520,
+        height=240,
+        title=f"The fit: bisection on failure towards the paper's {target_rate:.1%} (dashed line)",
+    )
+
+
+def predictions(table: pd.DataFrame) -> alt.FacetChart:
+    """The calibrated kit's solve rates beside the paper's, one line per published rate, grouped by table: points
+    with Wilson 95% intervals, the kit's filled, the paper's hollow; the fitted rate is marked as such."""
+    long = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "table": table["table"],
+                    "condition": [
+                        f"{_readable(c)}{' (fitted)' if role == 'fitted' else ''}"
+                        for c, role in zip(table["condition"], table["role"])
+                    ],
+                    "source": source,
+                    "series": source,
+                    "rate": table[f"{source}_rate"],
+                    "wilson_low": table[f"{source}_low"],
+                    "wilson_high": table[f"{source}_high"],
+                    "verdict": table["verdict"],
+                }
+            )
+            for source in ("kit", "paper")
+        ],
+        ignore_index=True,
+    )
+    y = alt.Y("condition:N", title=None, sort=None)
+    base = alt.Chart().encode(y=y, yOffset=alt.YOffset("source:N"), color=alt.Color("source:N", title=None))
+    x = alt.X("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    tooltip = [alt.Tooltip("condition:N"), alt.Tooltip("source:N"), alt.Tooltip("rate:Q", format=".1%")]
+    tooltip += [alt.Tooltip("interval:N"), alt.Tooltip("verdict:N")]
+    interval = base.mark_rule(strokeWidth=2).encode(x=alt.X("wilson_low:Q", title="solve rate"), x2="wilson_high:Q")
+    shape = alt.Shape("source:N", scale=SOURCES, title=None)
+    kit = base.mark_point(filled=True, size=50).encode(x=x, shape=shape, tooltip=tooltip)
+    paper = base.mark_point(filled=False, size=60, strokeWidth=2).encode(x=x, shape=shape, tooltip=tooltip)
+    layered = alt.layer(
+        interval,
+        kit.transform_filter("datum.source == 'kit'"),
+        paper.transform_filter("datum.source == 'paper'"),
+        data=_with_intervals(long),
+        width=420,
+        height=alt.Step(9),
+    )
+    return layered.facet(
+        row=alt.Row("table:N", title=None, sort=list(pd.unique(long["table"])), header=alt.Header(labelAngle=0)),
+        title="The calibrated kit (●) against the paper (◇): solve rates with Wilson 95% intervals",
+    ).resolve_scale(y="independent")

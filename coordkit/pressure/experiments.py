@@ -10,6 +10,7 @@ actors otherwise.
 """
 
 from dataclasses import dataclass
+from functools import partial
 from itertools import product
 
 import pandas as pd
@@ -253,18 +254,27 @@ def compare_table7(frame: pd.DataFrame) -> pd.DataFrame:
 @figure(
     "pressure-table2",
     "Pressure fields Table 2: solve rates of the five strategies over the paper's 1,078-trial design",
-    chart=charts.rates,
+    chart=partial(charts.rates, paper="pressure-table2"),
     compare=compare_table2,
     default_seeds=30,
     llm_agents=True,
     stand_in=stand_in.reply,
 )
-def table2(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
-    """Table 2: every condition of the design, one row per trial (condition, strategy, parameters, summary)."""
+def table2(
+    seeds: int = DESIGN_TRIALS,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    strategies: tuple[str, ...] = tuple(STRATEGIES),
+    **actor,
+) -> pd.DataFrame:
+    """Table 2: every condition of the design, one row per trial (condition, strategy, parameters, summary), for
+    ``strategies``; ``actor`` sets the actors' parameters (such as ``failure``) in every trial."""
     condition_seeds = dict(zip(("main", "scaling", "escalation", "easy"), derive_seeds(base_seed, 4)))
+    runs = [run for run in design(seeds) if run[1] in strategies]
     frames = [
-        trials(strategy, count, condition_seeds[condition], llm=llm, **params).assign(condition=condition)
-        for condition, strategy, count, params in _shown(design(seeds), "Table 2 conditions")
+        trials(strategy, count, condition_seeds[condition], llm=llm, **params, **actor).assign(condition=condition)
+        for condition, strategy, count, params in _shown(runs, "Table 2 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
 
@@ -279,9 +289,16 @@ def table2(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | N
     stand_in=stand_in.reply,
 )
 def ablation(
-    seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, n: int = 5, empty: int = 5
+    seeds: int = DESIGN_TRIALS,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    n: int = 5,
+    empty: int = 5,
+    **actor,
 ) -> pd.DataFrame:
-    """Tables 3–4: the 2³ design decay × inhibition × examples for pressure-field, one model (no escalation)."""
+    """Tables 3–4: the 2³ design decay × inhibition × examples for pressure-field, one model (no escalation);
+    ``actor`` as in :func:`table2`."""
     frames = [
         trials(
             "pressure_field",
@@ -294,6 +311,7 @@ def ablation(
             inhibition=i,
             examples=e,
             escalation=False,
+            **actor,
         )
         for d, i, e in _shown(product((True, False), repeat=3), "Tables 3-4 conditions")
     ]
@@ -303,16 +321,16 @@ def ablation(
 @figure(
     "pressure-table5",
     "Pressure fields Table 5: pressure-field and hierarchical from 2 to 32 agents",
-    chart=charts.scaling,
+    chart=partial(charts.scaling, paper="pressure-table5"),
     compare=compare_table5,
     default_seeds=30,
     llm_agents=True,
     stand_in=stand_in.reply,
 )
-def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
-    """Table 5: pressure-field and hierarchical with 2 to 32 agents (7×7, 8 empty)."""
+def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor) -> pd.DataFrame:
+    """Table 5: pressure-field and hierarchical with 2 to 32 agents (7×7, 8 empty); ``actor`` as in :func:`table2`."""
     frames = [
-        trials(s, seeds, base_seed, llm=llm, n=7, empty=8, agent_count=a)
+        trials(s, seeds, base_seed, llm=llm, n=7, empty=8, agent_count=a, **actor)
         for a, s in _shown(product((2, 4, 8, 16, 32), TOP_TIER), "Table 5 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
@@ -321,14 +339,17 @@ def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | 
 @figure(
     "pressure-table6",
     "Pressure fields Table 6: harder puzzles (7x7, 8 empty), model escalation on and off",
-    chart=charts.rates,
+    chart=partial(charts.rates, paper="pressure-table6"),
     compare=compare_table6,
     default_seeds=30,
     llm_agents=True,
     stand_in=stand_in.reply,
 )
-def escalation(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
-    """Table 6 and beyond: every strategy on 7×7 with 8 empty, with model escalation on and off."""
+def escalation(
+    seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor
+) -> pd.DataFrame:
+    """Table 6 and beyond: every strategy on 7×7 with 8 empty, with model escalation on and off; ``actor`` as in
+    :func:`table2`."""
     frames = [
         trials(
             s,
@@ -338,6 +359,7 @@ def escalation(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient
             n=7,
             empty=8,
             escalation=on,
+            **actor,
         )
         for on, s in _shown(product((True, False), STRATEGIES), "Table 6 conditions")
     ]
@@ -347,16 +369,29 @@ def escalation(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient
 @figure(
     "pressure-table7",
     "Pressure fields Table 7: easy puzzles (5x5, 5 empty)",
-    chart=charts.rates,
+    chart=partial(charts.rates, paper="pressure-table7"),
     compare=compare_table7,
     default_seeds=30,
     llm_agents=True,
     stand_in=stand_in.reply,
 )
-def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
-    """Table 7: every strategy on easy puzzles (5×5, 5 empty); with ``llm``, LLM actors and conversation roles."""
+def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor) -> pd.DataFrame:
+    """Table 7: every strategy on easy puzzles (5×5, 5 empty); with ``llm``, LLM actors and conversation roles;
+    ``actor`` as in :func:`table2`."""
     frames = [
-        trials(s, conversation_seeds(seeds, "easy") if s == "conversation" else seeds, base_seed, llm=llm, n=5, empty=5)
+        trials(
+            s,
+            conversation_seeds(seeds, "easy") if s == "conversation" else seeds,
+            base_seed,
+            llm=llm,
+            n=5,
+            empty=5,
+            **actor,
+        )
         for s in _shown(STRATEGIES, "Table 7 conditions")
     ]
     return pd.concat(frames, ignore_index=True)
+
+
+# the calibrated figure builds on the tables above; importing it here registers it with the family's figures
+from coordkit.pressure import calibration  # noqa: E402, F401

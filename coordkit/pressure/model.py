@@ -113,6 +113,7 @@ class PressureField(Model):
             "strategy",
             "pressure_field",
             tuple(STRATEGIES),
+            labels={name: name.replace("_", "-") for name in STRATEGIES},
             doc="how rows are chosen: pressure gradients, a manager, in turn, at random, or a conversation of three "
             "roles (§6.1.2)",
         ),
@@ -138,6 +139,14 @@ class PressureField(Model):
             1,
             doc="the rule-based actors' chance of proposing an available value (stands in for model size; 0.1 plays "
             "the 0.5B model)",
+        ),
+        Real(
+            "failure",
+            0.0,
+            0,
+            1,
+            doc="the rule-based actors' (and Proposer's) chance that a proposal is unusable, no patch at all (the "
+            "small models' unusable replies; coordkit.pressure.calibration fits it to the paper's Table 2)",
         ),
         Flag(
             "escalation",
@@ -264,11 +273,15 @@ class PressureField(Model):
         self.running = self.initial_pressure > 0
 
     def _actor_policy(self) -> Policy:
-        rule = RuleActor(self.rng)
+        rule = RuleActor(self.rng, failure=self.failure)
         return rule if self.llm is None else actor_policy(self.llm, rule, self.rng)
 
     def _conversation_roles(self) -> Roles:
-        rules = Roles(RuleCoordinator(), RuleProposer(self.rng), RuleValidator(self.rng, self.validator_error))
+        rules = Roles(
+            RuleCoordinator(),
+            RuleProposer(self.rng, failure=self.failure),
+            RuleValidator(self.rng, self.validator_error),
+        )
         if self.llm is None:
             return rules
         return Roles(
@@ -327,10 +340,14 @@ class PressureField(Model):
         return []
 
     def _select(self, proposals: list[Patch]) -> list[Patch]:
-        """Validate every candidate on a fork; apply the best κ on distinct rows (through the gate, if on)."""
-        scored = []
+        """Validate every candidate on a fork; apply the best κ on distinct rows (through the gate, if on). Equal
+        candidates (the same value for the same cell) are measured once: they would score alike."""
+        scored, measured = [], {}
         for order, patch in enumerate(p for p in proposals if self.grid[p.row, p.column] != p.value):
-            total_drop, row_drop = self.fork_drop(patch)
+            cell = (patch.row, patch.column, patch.value)
+            if cell not in measured:
+                measured[cell] = self.fork_drop(patch)
+            total_drop, row_drop = measured[cell]
             if not self.gate or row_drop > 0:
                 scored.append((-total_drop, order, patch))
         chosen, rows = [], set()

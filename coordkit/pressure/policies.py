@@ -3,7 +3,9 @@
 An actor proposes a patch for one row from that row's local view only (§3.5). The rule-based actor stands in for
 the paper's LLMs: its ``skill`` in [0, 1] stands in for model size — with probability ``skill`` it picks a value the
 row and the column still lack (the values the published prompt lists as "available"), otherwise any value 1..n.
-Model escalation raises the skill through five tiers (0.5B → 14B in the paper, §6.1.4).
+Model escalation raises the skill through five tiers (0.5B → 14B in the paper, §6.1.4). With probability
+``failure`` a proposal is unusable and yields no patch at all (the small models' replies the code cannot use;
+:mod:`coordkit.pressure.calibration` fits it to the paper).
 
 The conversation baseline's roles (Appendix B), as rules: the :class:`RuleCoordinator` picks the row with the
 highest pressure, the :class:`RuleProposer` is a skill-based actor that avoids proposals already rejected, and the
@@ -100,7 +102,8 @@ def target_cells(view: RowView) -> list[int]:
 
 @dataclass(frozen=True)
 class RuleActor(Policy):
-    """Skill-based proposals: a cell from :func:`target_cells`, and an available value with probability ``skill``.
+    """Skill-based proposals: a cell from :func:`target_cells`, and an available value with probability ``skill``;
+    with probability ``failure``, no usable proposal at all (``None``, as for a row with nothing to patch).
 
     With examples in its view, it copies a remembered fix for the same column with probability ``example_trust``
     — a cue that does not transfer in a Latin square (that value is already in the column), the kit's model of
@@ -109,6 +112,7 @@ class RuleActor(Policy):
 
     rng: np.random.Generator
     example_trust: float = 0.3
+    failure: float = 0.0
 
     name = "rule_actor"
     classifier = Classifier(stochastic=True)
@@ -116,7 +120,7 @@ class RuleActor(Policy):
     def decide(self, assignment: Assignment) -> Patch | None:
         view = assignment.view
         cells = target_cells(view)
-        if not cells:
+        if not cells or (self.failure > 0 and self.rng.random() < self.failure):
             return None
         column = int(self.rng.choice(cells))
         remembered = [value for c, value in view.examples if c == column]
@@ -140,17 +144,18 @@ class RuleCoordinator(Policy):
 
 @dataclass(frozen=True)
 class RuleProposer(Policy):
-    """The conversation's Proposer as a rule: a skill-based actor (no examples) that draws again, up to
-    ``attempts`` times, while its proposal is one the Validator already rejected."""
+    """The conversation's Proposer as a rule: a skill-based actor (no examples, the same ``failure``) that draws
+    again, up to ``attempts`` times, while its proposal is one the Validator already rejected."""
 
     rng: np.random.Generator
     attempts: int = 10
+    failure: float = 0.0
 
     name = "rule_proposer"
     classifier = Classifier(stochastic=True)
 
     def decide(self, turn: Turn) -> Patch | None:
-        actor = RuleActor(self.rng, example_trust=0.0)
+        actor = RuleActor(self.rng, example_trust=0.0, failure=self.failure)
         for _ in range(self.attempts):
             patch = actor.decide(Assignment(turn.view, turn.skill))
             if patch is None or (patch.column, patch.value) not in turn.rejected:

@@ -142,7 +142,8 @@ class Roles:
 
 class ConversationStrategy(Strategy):
     """Coordinator → (Proposer ⇄ Validator) × ``max_turns`` (Appendix B), in both modes; the model's actors play no
-    part. An approved patch that changes its cell still passes the model's acceptance gate, when it is on."""
+    part. A turn whose proposal is unusable is spent without asking the Validator. An approved patch that changes
+    its cell still passes the model's acceptance gate, when it is on."""
 
     name = "conversation"
 
@@ -161,8 +162,9 @@ class ConversationStrategy(Strategy):
             if not target_cells(view):
                 return []
             patch = roles.proposer.decide(Turn(view, model.tier_skill, tuple(history), frozenset(rejected)))
-            if patch is None:
-                return []
+            if patch is None:  # an unusable reply: the turn is spent, the Validator not asked (Appendix B)
+                history.append("(no usable proposal)")
+                continue
             history.append(f"PROPOSE position={patch.column} value={patch.value}")
             column = tuple(int(v) for i, v in enumerate(model.grid[:, patch.column]) if i != row)
             if roles.validator.decide(Check(patch, tuple(int(v) for v in model.grid[row]), column)):
