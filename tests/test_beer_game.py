@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
 from coordkit.policies import LLMPolicy
-from coordkit.rep.beer_game import charts, metrics
+from coordkit.rep.beer_game import charts, metrics, panels
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
@@ -366,3 +366,27 @@ def test_the_chain_at_a_round_draws_each_stages_books_pipelines_and_message(prot
 def test_the_chain_refuses_a_round_the_game_did_not_play():
     with pytest.raises(ValueError, match="round 21 is not in the frame"):
         charts.chain_table(play("a2a").frame(), 21)
+
+
+def test_the_stepper_draws_the_chosen_games_round_and_its_play_button_drives_the_round():
+    stepper = panels.stepper_panel()
+    play = stepper.widget.children[0]
+    assert (play.min, play.max, play.value) == (0, 20, 7) and stepper.values == {"protocol": "a2a", "t": 7}
+    stepper.controls["t"].value = 12
+    expected = charts.chain_at(BeerGame(protocol="a2a", rng=0).run().frame(), 12)
+    assert stepper.result.to_dict() == expected.to_dict()
+
+
+def test_the_explore_panel_greys_out_what_the_settings_make_irrelevant():
+    panel = panels.explore_panel()
+    assert list(panel.values) == [*panels.EXPLORED, "seed"] and panel.values["protocol"] == "rep_textual"
+    disabled = {name for name, control in panel.controls.items() if control.disabled}
+    assert disabled == set()
+    panel.controls["step_size"].value = 0
+    assert panel.controls["step_round"].disabled
+    panel.controls["protocol"].value = PROTOCOLS.index("base_stock")
+    disabled = {name for name, control in panel.controls.items() if control.disabled}
+    assert disabled == {"consensus", "step_round", "supply_line_weight", "player_spread", "seed"}
+    panel.controls["demand_noise"].value = 1.0
+    assert not panel.controls["seed"].disabled
+    assert panel.result.protocol == "base_stock" and panel.last_error is None

@@ -8,6 +8,7 @@ the machinery cannot run in an environment (``skip_reason``).
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -43,7 +44,7 @@ SETTINGS = {
     },
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
-PANEL_CALLS = ("ExperimentPanel(", "model_panel(")
+PANEL_CALL = re.compile(r"\b(?:ExperimentPanel|\w+_panel)\(")  # a panel, model_panel, a family's explore_panel
 
 
 def chromium_path() -> str | None:
@@ -72,10 +73,11 @@ def notebook_names() -> list[str]:
 
 
 def panel_cells(name: str) -> int:
-    """How many code cells of notebook ``name`` build a panel (their source calls ExperimentPanel or model_panel)."""
+    """How many code cells of notebook ``name`` build a panel (their source calls ExperimentPanel, model_panel or a
+    family's ``…_panel`` function from its panels.py)."""
     cells = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
     sources = ("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
-    return sum(any(call in source for call in PANEL_CALLS) for source in sources)
+    return sum(bool(PANEL_CALL.search(source)) for source in sources)
 
 
 def _free_port() -> int:
