@@ -19,7 +19,7 @@ from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import FakeLLMServer
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import ParameterError
-from coordkit.rep.movies import charts, fast, preferences, profiling, stand_in
+from coordkit.rep.movies import charts, fast, panels, preferences, profiling, stand_in
 from coordkit.rep.movies.experiments import REGIMES
 from coordkit.rep.movies.llm_policies import parse_decision, parse_synthesis
 from coordkit.rep.movies.model import PROTOCOLS, MovieScheduling
@@ -346,3 +346,14 @@ def test_the_round_profile_splits_a_round_into_inference_waiting_and_communicati
 def test_the_round_view_renders(params):
     svg = vl_convert.vegalite_to_svg(charts.round_view(play(rounds=4, **params)).to_dict())
     assert svg.startswith("<svg") and "NaN" not in svg
+
+
+def test_the_fast_panel_plays_the_fast_path_with_its_controls():
+    panel = panels.fast_panel()
+    start = {"protocol": "rep_numerical", "population": 1_000, "sparsity": 0.3, "consensus": "median_coordinate"}
+    assert panel.values == start
+    panel.controls["population"].value = 200
+    pd.testing.assert_frame_equal(panel.result, fast.simulate(0, **(start | {"population": 200})))
+    final = panel.result.iloc[-1]
+    title = panels.consensus_chart(panel.result).to_dict()["title"]
+    assert panel.last_error is None and f"({final['participants']:,.0f} agents join)" in str(title)
