@@ -8,13 +8,14 @@ from functools import cache
 import pytest
 import vl_convert
 
-from coordkit.ahoy import charts, experiments
+from coordkit.ahoy import charts, experiments, panels
 from coordkit.ahoy.goal import Goal
 from coordkit.ahoy.model import AHOY, CONCURRENT, RALEIGH, TROLLEY, AhoyEnactment
 from coordkit.ahoy.policies import Counterpart, Turn, rule_brain
 from coordkit.ahoy.termination import final_messages, finished
 from coordkit.bspl import load
 from coordkit.bspl.semantics import Instance, LocalState
+from coordkit.live_chart import spec_of
 from coordkit.parameters import ParameterError
 from coordkit.policies import Policy
 
@@ -325,3 +326,50 @@ def test_the_sequence_diagram_colours_each_enactment_and_names_it_in_a_legend():
     logistics = concurrent[concurrent["protocol"] == "Logistics"]
     orders = logistics["instance"].str.extract(r"orderID=([^,)]+)")[0]
     assert (logistics["enactment"] == orders).all() and logistics["enactment"].nunique() == 2
+
+
+def test_the_explore_panel_starts_with_the_pen_purchase_and_draws_its_diagram_and_log():
+    panel = panels.explore_panel()
+    assert panel.values == {
+        "protocols": "purchase",
+        "item": "pen",
+        "budget": 20.0,
+        "delivery": "",
+        "seed": 0,
+        "inject": False,
+        "event_step": 2,
+    }
+    assert panel.params["protocols"].values == ("purchase", "logistics", "flexible_purchase", "purchase+logistics")
+    assert (panel.controls["budget"].min, panel.controls["budget"].max) == (0, 60)
+    assert (panel.controls["event_step"].min, panel.controls["event_step"].max) == (1, 8)
+    assert panel.controls["inject"].description == "inject the trolley event"
+    run = AhoyEnactment(rng=0).run()
+    title = "Purchase: 6 messages (3 by ahoy), 0 violations, terminated: True"
+    assert panel.output.children[0].spec == spec_of(charts.sequence_diagram(run.messages(), title))
+    assert panel.result.messages().equals(run.messages()) and panel.last_error is None
+
+
+def test_the_explore_panel_injects_the_trolley_event_at_the_chosen_step():
+    panel = panels.explore_panel()
+    panel.controls["inject"].value = True
+    assert panel.result.event_step == 2 and panel.last_error is None
+    assert panel.result.messages()["enactment"].nunique() == 2  # the pen's enactment and the trolley's (§5.4)
+    assert panel.output.children[0].spec["title"].startswith("Purchase: 12 messages")
+
+
+@pytest.mark.parametrize(
+    "protocol, greyed",
+    [
+        ("purchase", {"delivery"}),
+        ("logistics", {"item", "budget", "delivery"}),
+        ("flexible_purchase", set()),
+        ("purchase+logistics", {"item", "budget", "delivery"}),
+    ],
+)
+def test_the_explore_panel_greys_out_what_the_protocol_or_the_event_ignores(protocol, greyed):
+    panel = panels.explore_panel()
+    panel.controls["protocols"].value = panel.params["protocols"].values.index(protocol)
+    assert {name for name, control in panel.controls.items() if control.disabled} == greyed | {"event_step"}
+    panel.controls["inject"].value = True
+    assert {name for name, control in panel.controls.items() if control.disabled} == greyed
+    assert panel.result.protocols == protocol and panel.last_error is None

@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 import vl_convert
 
-from coordkit.delay import DelayedDilemma, charts, fast, metrics, stand_in
+from coordkit.delay import DelayedDilemma, charts, fast, metrics, panels, stand_in
 from coordkit.delay.experiments import compare_figure3, compare_figure4, figure3, figure4, u_shape
 from coordkit.delay.game import UNKNOWN, C, D, Payoffs, Timing
 from coordkit.delay.llm_policies import parse_action
 from coordkit.delay.policies import Change, Persona
+from coordkit.live_chart import spec_of
 from coordkit.llm import ScriptedClient
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import ParameterError
@@ -275,3 +276,43 @@ def test_the_explore_view_keeps_its_axes_whatever_the_data():
         for spec in (one, other):
             spec.pop("datasets"), spec.pop("data", None), spec.pop("title", None)
         assert one == other
+
+
+def test_the_explore_panel_starts_at_the_papers_setting_and_draws_the_explore_view():
+    panel = panels.explore_panel()
+    assert panel.values == {
+        "delay_a": 5,
+        "delay_b": 5,
+        "duration_s": 60,
+        "policy_a": "simplified",
+        "p": 0.9,
+        "alpha": 0.1,
+        "agreeableness": 1.0,
+        "conscientiousness": -1.0,
+        "neuroticism": 1.0,
+        "trials": 200,
+    }
+    spans = {name: (control.min, control.max) for name, control in panel.controls.items() if hasattr(control, "min")}
+    assert spans["duration_s"] == (20, 300) and spans["p"] == (0.5, 1.0) and spans["trials"] == (50, 500)
+    assert panel.controls["alpha"].description == "α" and panel.controls["duration_s"].description.startswith("trial")
+    assert panel.params["policy_a"].values == ("simplified", "persona")
+    bars, raster = charts.explore(fast.simulate(derive_seeds(0, 200), 0.9, 0.1, 5, 5, 60), 0.9, 0.1)
+    assert [slot.spec for slot in panel.output.children] == [spec_of(bars), spec_of(raster)]
+
+
+def test_the_explore_panel_plays_again_when_a_delay_changes():
+    panel = panels.explore_panel()
+    panel.controls["delay_b"].value = 20
+    assert panel.last_error is None
+    assert panel.output.children[0].spec["title"][0] == "200 trials of 60 s, delays A 5 s / B 20 s, p = 0.90, α = 0.100"
+    assert panel.result[0].timing.delay_b == 20
+
+
+def test_the_explore_panel_greys_out_what_the_chosen_player_ignores():
+    panel = panels.explore_panel()
+    traits = {"agreeableness", "conscientiousness", "neuroticism"}
+    assert {name for name, control in panel.controls.items() if control.disabled} == traits
+    panel.controls["policy_a"].value = panel.params["policy_a"].values.index("persona")
+    assert {name for name, control in panel.controls.items() if control.disabled} == {"p", "alpha"}
+    assert panel.result[1:] == Persona(1.0, -1.0, 1.0).parameters()  # the paper's persona plays its own p and α
+    assert panel.last_error is None
