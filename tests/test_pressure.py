@@ -11,13 +11,14 @@ from coordkit import stats
 from coordkit.figures import COMPARISON
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
-from coordkit.pressure import charts
+from coordkit.pressure import charts, panels
 from coordkit.pressure import experiments as ex
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.policies import Assignment, RuleActor
 from coordkit.pressure.pressure import artifact_pressure, conflicts, row_pressures, row_terms
 from coordkit.pressure.puzzles import EMPTY, count_completions, latin_square, make_puzzle
 from coordkit.pressure.strategies import STRATEGIES
+from coordkit.pressure.trace import trace
 
 
 def is_latin(square: np.ndarray) -> bool:
@@ -384,8 +385,6 @@ def test_the_rate_charts_draw_the_papers_rates_beside_the_kits():
 
 
 def test_the_trace_reads_a_trial_tick_by_tick():
-    from coordkit.pressure.trace import trace
-
     model = PressureField(rng=0).run()
     lines = trace(model)
     assert list(lines.columns) == ["tick", "focus", "patch", "row P", "total P", "inhibited"]
@@ -406,3 +405,106 @@ def test_a_solved_square_is_drawn_as_solved_and_the_fitness_chart_keeps_its_widt
     for ticks in (20, 200):  # the panel's max-ticks slider: the chart must not grow with the trial
         rows = PressureField(max_ticks=ticks, failure=1.0, rng=0).run().rows_frame()
         assert charts.fitness(rows).to_dict()["width"] == 520
+
+
+def choose(panel, name, value):
+    """Set a dropdown of a panel to the option whose value is ``value``."""
+    panel.controls[name].value = panel.params[name].values.index(value)
+
+
+def test_the_tick_panel_replays_one_trial_and_stops_at_its_last_tick():
+    panel = panels.tick_panel()
+    assert panel.values == {"seed": 0, "decay": True, "tick": 2} and panel.last_error is None
+    square, state = panel.result
+    trial = PressureField(rng=0).run()
+    total = trace(trial).set_index("tick").loc[2, "total P"]  # the §2 trace, read another way
+    assert square.title == f"seed 0, tick 2 of 17: total pressure {total}"
+    assert list(state.columns) == panels.ROW_STATE and len(state) == 7
+    assert state["pressure"].tolist() == row_pressures(trial.history[2]).tolist()
+    assert state.loc[3, "attention"] == pytest.approx(state.loc[3, "pressure"] * (1 - state.loc[3, "fitness"]))
+    panel.controls["tick"].value = 30  # past the end: the last tick, the solved square
+    square, state = panel.result
+    assert square.title == "seed 0, tick 17 of 17: total pressure 0" and state["pressure"].sum() == 0
+    panel.controls["decay"].value = False  # §3: without decay seed 0 freezes at P = 90
+    assert panel.result[0].title == "seed 0, tick 30 of 100: total pressure 90"
+
+
+def test_the_tick_panel_colours_every_tick_on_the_trials_scale():
+    trial = PressureField(decay=False, rng=0).run()
+    top = trial.rows_frame()["pressure"].max()
+    for tick in (0, 5, 30):
+        spec = charts.square_at(trial, tick).to_dict()
+        assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, top]
+
+
+def test_the_explore_panel_builds_the_notebooks_controls_and_replays_on_a_change():
+    panel = panels.explore_panel()
+    assert list(panel.values) == [*panels.EXPLORED, "seed"]
+    assert panel.values == {
+        "strategy": "pressure_field",
+        "mode": "paper",
+        "decay_rate": 0.1,
+        "inhibition_ticks": 4,
+        "acceptance_gate": False,
+        "escalation": True,
+        "examples": False,
+        "agent_count": 4,
+        "n": 7,
+        "empty": 7,
+        "skill": 0.1,
+        "failure": 0.0,
+        "max_ticks": 100,
+        "seed": 0,
+    }
+    spans = {name: (c.min, c.max, c.step) for name, c in panel.controls.items() if hasattr(c, "step")}
+    assert spans["decay_rate"] == (0, 0.5, 0.05) and spans["agent_count"][1] == 32 and spans["seed"] == (0, 99, 1)
+    assert spans["failure"][2] == 0.01 and spans["max_ticks"] == (20, 200, 10)
+    labels = {name: c.description for name, c in panel.controls.items()}
+    assert labels["decay_rate"] == "decay rate λ" and labels["empty"] == "empty cells"
+    assert panel.result.solved and panel.result.steps == 17  # trial seed 0, as traced in §2
+    panel.controls["decay_rate"].value = 0.0  # a decay rate of 0 switches decay off
+    assert not panel.result.decay and panel.last_error is None
+    panel.controls["failure"].value = 1.0  # no usable proposal: nothing is ever patched
+    assert not panel.result.solved and panel.result.steps == 100
+    top, fitness = panel.output.children
+    assert top.spec["hconcat"][0]["title"] == "pressure-field (paper): unsolved after 100 ticks"
+
+
+@pytest.mark.parametrize(
+    "strategy, mode, greyed",
+    [
+        ("pressure_field", "paper", set()),
+        ("hierarchical", "paper", {"decay_rate", "inhibition_ticks"}),
+        ("random", "paper", {"decay_rate", "inhibition_ticks"}),
+        ("sequential", "paper", {"decay_rate", "inhibition_ticks", "agent_count"}),
+        ("conversation", "paper", {"decay_rate", "inhibition_ticks", "agent_count", "examples"}),
+        ("pressure_field", "published", {"inhibition_ticks", "acceptance_gate", "agent_count"}),
+        ("hierarchical", "published", {"inhibition_ticks", "acceptance_gate", "agent_count"}),
+    ],
+)
+def test_the_explore_panel_greys_out_what_the_strategy_and_mode_ignore(strategy, mode, greyed):
+    panel = panels.explore_panel()
+    choose(panel, "mode", mode)
+    choose(panel, "strategy", strategy)
+    assert {name for name, control in panel.controls.items() if control.disabled} == greyed
+    assert panel.result.strategy == strategy and panel.result.mode == mode and panel.last_error is None
+
+
+def test_the_published_ablation_crosses_decay_and_examples_with_the_published_code():
+    frame = ex.published_ablation(seeds=2)
+    assert len(frame) == 8 and set(frame["mode"]) == {"published"} and frame["inhibition"].all()
+    assert list(frame.groupby(["decay", "examples"], sort=False).size().index) == [
+        (True, True),
+        (True, False),
+        (False, True),
+        (False, False),
+    ]
+    assert frame.loc[~frame["decay"], "solved"].sum() == 0  # no gate: a trial freezes on a full row (notebook §3)
+
+
+def test_identical_trials_compare_every_tick():
+    field = PressureField(strategy="pressure_field", mode="published", rng=0).run()
+    manager = PressureField(strategy="hierarchical", mode="published", rng=0).run()
+    assert ex.identical_trials(field, manager)
+    assert not ex.identical_trials(PressureField(strategy="pressure_field", rng=0).run(), field)
+    assert not ex.identical_trials(PressureField(rng=0).run(), PressureField(rng=1).run())

@@ -1,12 +1,18 @@
 """Charts of the pressure-field experiments and of one trial's grid, built on :mod:`coordkit.viz`."""
 
+from typing import TYPE_CHECKING
+
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from coordkit import stats, viz
 from coordkit.papers import numbers
+from coordkit.pressure.pressure import row_pressures
 from coordkit.pressure.puzzles import EMPTY
+
+if TYPE_CHECKING:
+    from coordkit.pressure.model import PressureField
 
 SOURCES = alt.Scale(domain=["kit", "paper"], range=["circle", "diamond"])  # kit filled, paper hollow
 RATE = ("rate", "wilson_low", "wilson_high")
@@ -146,6 +152,23 @@ def grid(
     # the frame given to the layer, not to each mark: Altair would lift it there, hashing each mark by the
     # frame's printed form first (~3 ms a mark)
     return alt.layer(squares, solved, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
+
+
+def square_at(model: "PressureField", tick: int, title: str = "") -> alt.LayerChart:
+    """The square of a played trial after ``tick``, coloured on one scale for the whole trial (up to its highest row
+    pressure), so that its ticks compare."""
+    cells = model.history[tick]
+    top = max(1, model.rows_frame()["pressure"].max())
+    return grid(cells, row_pressures(cells), ~model.editable, title=title, pressure_max=top)
+
+
+def trial(model: "PressureField") -> list[alt.TopLevelMixin]:
+    """A played trial (notebook 03's explore panel): its total pressure over the ticks beside its final square, and
+    below them each row's fitness tick by tick."""
+    outcome = f"solved in {model.steps} ticks" if model.solved else f"unsolved after {model.steps} ticks"
+    curve = viz.lines(model.frame(), "tick", "pressure", title=f"{_readable(model.strategy)} ({model.mode}): {outcome}")
+    square = grid(model.grid, model.pressures, ~model.editable, title=f"final square, P = {model.pressures.sum()}")
+    return [alt.hconcat(curve.properties(width=360), square), fitness(model.rows_frame())]
 
 
 def fitness(rows: pd.DataFrame) -> alt.Chart:

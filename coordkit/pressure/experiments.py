@@ -393,5 +393,36 @@ def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | Non
     return pd.concat(frames, ignore_index=True)
 
 
+# --- the authors' published code, replayed (notebook 03, §3 and §6) ---------------------------------------------
+
+
+def published_ablation(seeds: int = 10, base_seed: int = 0, *, n: int = 7, empty: int = 7) -> pd.DataFrame:
+    """The ablation of Tables 3–4 as the authors' published code plays it (``mode="published"``), on the size of the
+    appendix's command (§9.4: 7×7, 7 empty), one model: decay × examples only, since inhibition does nothing in that
+    code (its "decay" switch turns the acceptance gate on)."""
+    frames = [
+        trials(
+            "pressure_field",
+            seeds,
+            base_seed,
+            n=n,
+            empty=empty,
+            mode="published",
+            decay=d,
+            inhibition=True,
+            examples=e,
+            escalation=False,
+        )
+        for d, e in product((True, False), repeat=2)
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def identical_trials(a: PressureField, b: PressureField) -> bool:
+    """Whether two played trials are one and the same: the same focus every tick and the same square after it."""
+    same_grids = len(a.history) == len(b.history) and all((x == y).all() for x, y in zip(a.history, b.history))
+    return bool(same_grids and a.frame()["focus"].equals(b.frame()["focus"]))
+
+
 # the calibrated figure builds on the tables above; importing it here registers it with the family's figures
 from coordkit.pressure import calibration  # noqa: E402, F401
