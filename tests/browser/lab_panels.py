@@ -57,7 +57,9 @@ def controls(panel) -> list[Control]:
         widget = widgets.nth(index)
         classes = widget.get_attribute("class") or ""
         kind = next(kind for kind in ("slider", "dropdown", "checkbox") if f"widget-{kind}" in classes)
-        label = widget.locator("label").first.inner_text().strip() if widget.locator("label").count() else ""
+        # a checkbox's first label is a hidden zero-width space; its description sits beside the box
+        labels = widget.locator("label.widget-label-basic" if kind == "checkbox" else "label")
+        label = labels.first.inner_text().strip() if labels.count() else ""
         found.append(Control(kind, label, widget))
     return found
 
