@@ -1,0 +1,9 @@
+"""The Agora meta protocol (Marro et al.): protocol documents, negotiated protocols and sandboxed routines (§4).
+
+The family is being built (issue 12): so far the protocol layer (:mod:`~coordkit.agora.protocol`), the protocol
+databases (:mod:`~coordkit.agora.databases`) and the routine sandbox (:mod:`~coordkit.agora.sandbox`).
+"""
+
+from coordkit.agora.protocol import protocol_hash
+
+__all__ = ["protocol_hash"]
