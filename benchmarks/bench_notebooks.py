@@ -1,0 +1,34 @@
+"""How long each notebook takes to run top to bottom: the *runs in* column of 00's map.
+
+    .venv/bin/python benchmarks/bench_notebooks.py [NAME_PREFIX ...]
+
+Runs every notebook in notebooks/ (or those whose names start with a prefix given) in a fresh kernel, cell by cell
+as *Run All* does, and prints the wall time of each. JupyterLab adds a few seconds of drawing; a shared machine's
+speed drifts, so measure on a quiet one.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def run_all_seconds(path: Path) -> float:
+    """Seconds from a new kernel to the last cell's end, kernel start-up included."""
+    notebook = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    NotebookClient(
+        notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    prefixes = tuple(sys.argv[1:]) or ("",)
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        if path.name.startswith(prefixes):
+            print(f"{path.name:34} {run_all_seconds(path):5.1f} s", flush=True)
