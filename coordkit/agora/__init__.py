@@ -1,7 +1,8 @@
 """The Agora meta protocol (Marro et al.): protocol documents, negotiated protocols and sandboxed routines (§4).
 
 The family is being built (issue 12): so far the protocol layer (:mod:`~coordkit.agora.protocol`), the protocol
-databases (:mod:`~coordkit.agora.databases`) and the routine sandbox (:mod:`~coordkit.agora.sandbox`).
+databases (:mod:`~coordkit.agora.databases`), the routine sandbox (:mod:`~coordkit.agora.sandbox`) and the
+transports, in process and over HTTP (:mod:`~coordkit.agora.transport`).
 """
 
 from coordkit.agora.protocol import protocol_hash
