@@ -12,7 +12,6 @@ from coordkit.agora.screenplay import pareto_split, query_budgets, screenplay
 from coordkit.agora.tasks import (
     CATALOGUE,
     CatalogueError,
-    SchemaError,
     example_input,
     load_catalogue,
     validate,
@@ -121,40 +120,40 @@ def test_a_servers_answer_carries_what_its_dependencies_answer(catalogue):
 
 def test_an_answer_refuses_input_that_breaks_the_tasks_schema(catalogue):
     task = catalogue.task("cinema", "buyTickets")
-    with pytest.raises(SchemaError, match=r"cinema.buyTickets input.hour: 19 is not one of \[18, 20\]"):
+    with pytest.raises(ValueError, match=r"cinema.buyTickets input.hour is 19, not one of \[18, 20\]"):
         catalogue.answer(task, {"date": "2024-10-01", "hour": 19, "numTickets": 2, "movie": "Stand by Me"})
 
 
 @pytest.mark.parametrize(
     ("instance", "path", "message"),
     [
-        ({"cuisine": "italian"}, "$", "the required field 'menu' is missing"),
-        ({"cuisine": "thai", "menu": []}, "$.cuisine", "'thai' is not one of"),
+        ({"cuisine": "italian"}, "$", "has no 'menu'"),
+        ({"cuisine": "thai", "menu": []}, "$.cuisine", "is 'thai', not one of"),
         ({"cuisine": "indian", "menu": [{"name": "Dal", "price": 9}, {"name": "Naan", "price": "3"}]},
-         "$.menu[1].price", "expected number, got str"),
-        ({"cuisine": "indian", "menu": [{"name": "Dal", "price": -1}]}, "$.menu[0].price", "below the minimum 0"),
-        ({"cuisine": "indian", "menu": [{"price": 1}]}, "$.menu[0]", "the required field 'name' is missing"),
-        ({"cuisine": "indian", "menu": {"name": "Dal"}}, "$.menu", "expected array, got dict"),
-        (["indian"], "$", "expected object, got list"),
-    ],
+         "$.menu[1].price", "is '3', not of type number"),
+        ({"cuisine": "indian", "menu": [{"name": "Dal", "price": -1}]}, "$.menu[0].price", "below its minimum 0"),
+        ({"cuisine": "indian", "menu": [{"price": 1}]}, "$.menu[0]", "has no 'name'"),
+        ({"cuisine": "indian", "menu": {"name": "Dal"}}, "$.menu", "not of type array"),
+        (["indian"], "$", "not of type object"),
+    ]
 )  # fmt: skip
 def test_validation_errors_name_the_path(catalogue, instance, path, message):
     schema = catalogue.task("restaurant", "getMenu").output
-    with pytest.raises(SchemaError, match=message) as error:
+    with pytest.raises(ValueError, match=message) as error:
         validate(instance, schema)
-    assert error.value.path == path and str(error.value).startswith(f"{path}: ")
+    assert str(error.value).startswith(f"{path} ")
 
 
 def test_validation_keeps_json_types_apart():
     validate(3, {"type": "number"})
     validate(2.5, {"type": "number", "minimum": 0, "maximum": 3})
-    with pytest.raises(SchemaError, match="expected integer, got float"):
+    with pytest.raises(ValueError, match="is 2.5, not of type integer"):
         validate(2.5, {"type": "integer"})
-    with pytest.raises(SchemaError, match="expected integer, got bool"):
+    with pytest.raises(ValueError, match="is True, not of type integer"):
         validate(True, {"type": "integer"})
-    with pytest.raises(SchemaError, match="above the maximum 9"):
+    with pytest.raises(ValueError, match="above its maximum 9"):
         validate(10, {"type": "integer", "maximum": 9})
-    with pytest.raises(SchemaError, match="1 is not one of"):
+    with pytest.raises(ValueError, match="is 1, not one of"):
         validate(1, {"enum": [True, False]})
     validate(True, {"type": "boolean", "enum": [True]})
     validate("12", {"minimum": 50})  # bounds apply to numbers only, as in JSON Schema
@@ -198,9 +197,9 @@ def _cycle(data):
         (lambda d: _server(d, "taxi")["tasks"][0]["output"].append("tip"),
          "server 'taxi', task 'callTaxi', output: unknown field 'tip'"),
         (lambda d: d["fields"]["fare"]["schema"].update(pattern="[0-9]+"),
-         r"field 'fare' schema: keywords outside the subset: \['pattern'\]"),
+         r"field 'fare' schema: \['pattern'\] are not in the kit's subset of JSON Schema"),
         (lambda d: d["fields"]["menu"]["schema"]["items"]["properties"]["price"].update(type="money"),
-         r"field 'menu' schema\[\].price: unknown type 'money'"),
+         r"field 'menu' schema.items.properties.price.type is 'money', not one of"),
         (lambda d: d["fields"]["days"]["generate"].pop("max"), r"field 'days' generator: a 'integer' generator needs"),
         (lambda d: _server(d, "hotel").update(model="gpt-5"), "server 'hotel': unknown model 'gpt-5'"),
         (lambda d: _server(d, "taxi")["tasks"][0]["output"].append("precipitation"),

@@ -18,10 +18,10 @@ unexpectedly").
 
 **Schema documents.** A negotiated document carries the task it serves in one fenced ``json`` block,
 ``{"task": <name>, "input": <JSON Schema>, "output": <JSON Schema>}`` (:func:`schema_document`, :func:`schema_of`), in
-the subset of JSON Schema that the kit's tasks use (``SCHEMA_KEYWORDS``). The :class:`SchemaProgrammer`, the
-rule-based stand-in for the LLM that writes routines, fills a template from that block and copies :func:`validate`
-into the source, so that the routine checks what it sends and what it receives. A document with no block gets no
-routine: the agent keeps its LLM.
+the subset of JSON Schema that the kit's tasks use (:mod:`~coordkit.agora.schemas`). The :class:`SchemaProgrammer`,
+the rule-based stand-in for the LLM that writes routines, fills a template from that block and copies
+:func:`~coordkit.agora.schemas.validate` into the source, so that the routine checks what it sends and what it
+receives. A document with no block gets no routine: the agent keeps its LLM.
 
 **Human routines.** §4.1's standard case, a protocol with a human-written implementation: Appendix C's weather
 forecast protocol, written by hand against the same contract (:func:`human_routines`). They are trusted kit code, so
@@ -41,12 +41,11 @@ from typing import Any
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, RoutineError, run_routine
 from coordkit.agora.sandbox_worker import MAX_TEXT_CHARS
+from coordkit.agora.schemas import SchemaError, check_schema, preview, validate
 from coordkit.paths import DATA
 
 DEFAULT_MAX_CALLS = 10  # tool calls in one run; a schema routine makes one
 CONTRACT_REASONS = ("bad_reply", "unknown_tool", "bad_arguments", "tool_refused", "too_many_calls", "too_large")
-SCHEMA_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
-SCHEMA_KEYWORDS = ("type", "properties", "required", "enum", "items", "minimum", "maximum", "title", "description")
 SEND = "send"  # the user's tool: send(body) gives the body of the server's reply
 
 Routine = str | Callable[[str], str]  # source run in the sandbox, or a human routine run in process
@@ -55,10 +54,6 @@ _SCHEMA_BLOCK = re.compile(r"^```json[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | 
 
 class ContractError(RoutineError):
     """A routine that broke the event contract or whose tool refused the call; ``reason`` is in CONTRACT_REASONS."""
-
-
-class SchemaError(ValueError):
-    """A protocol document whose schema block is missing or malformed."""
 
 
 # --- the contract ---------------------------------------------------------------------------------------------------
@@ -130,7 +125,7 @@ def _reply(text: str) -> tuple[str | None, Any]:
             return tool, arguments
     raise ContractError(
         "bad_reply",
-        f'handle(event) returned {_preview(text)}; a reply is JSON {{"call": <tool name>, "arguments": {{...}}}} '
+        f'handle(event) returned {preview(text)}; a reply is JSON {{"call": <tool name>, "arguments": {{...}}}} '
         f'or {{"return": <value>}}',
     )
 
@@ -138,20 +133,15 @@ def _reply(text: str) -> tuple[str | None, Any]:
 def _call_tool(tools: Mapping[str, Callable[..., Any]], name: str, arguments: dict) -> Any:
     tool = tools.get(name)
     if tool is None:
-        raise ContractError("unknown_tool", f"the routine called {_preview(name)}; its tools are {sorted(tools)}")
+        raise ContractError("unknown_tool", f"the routine called {preview(name)}; its tools are {sorted(tools)}")
     try:
         inspect.signature(tool).bind(**arguments)
     except TypeError as error:
-        raise ContractError("bad_arguments", f"{name} cannot take {_preview(arguments)}: {error}") from None
+        raise ContractError("bad_arguments", f"{name} cannot take {preview(arguments)}: {error}") from None
     try:
         return tool(**arguments)
     except ValueError as error:
-        raise ContractError("tool_refused", f"{name} refused {_preview(arguments)}: {error}") from None
-
-
-def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return repr(text if len(text) <= 80 else text[:77] + "...")
+        raise ContractError("tool_refused", f"{name} refused {preview(arguments)}: {error}") from None
 
 
 # --- schema documents -----------------------------------------------------------------------------------------------
@@ -168,45 +158,15 @@ class TaskSchema:
     def __post_init__(self):
         if not (isinstance(self.task, str) and self.task.strip() and self.task.isprintable()):
             raise SchemaError(f"task: {self.task!r} must be a task's name, one line of text")
-        _check_schema(self.input, "input")
+        check_schema(self.input, "input")
         if self.input.get("type") != "object":
             raise SchemaError('input: a request is an object of fields; give it "type": "object" and its properties')
-        _check_schema(self.output, "output")
+        check_schema(self.output, "output")
 
     def block(self) -> str:
         """The fenced ``json`` block that a document carries."""
         fields = {"task": self.task, "input": self.input, "output": self.output}
         return "```json\n" + json.dumps(fields, indent=2, ensure_ascii=False) + "\n```"
-
-
-def _check_schema(schema: Any, where: str) -> None:
-    """SchemaError unless ``schema`` is in the kit's subset of JSON Schema (``SCHEMA_KEYWORDS``)."""
-    if not isinstance(schema, dict):
-        raise SchemaError(f"{where} is {_preview(schema)}, not a JSON Schema (an object)")
-    unknown = sorted(set(schema) - set(SCHEMA_KEYWORDS))
-    if unknown:
-        raise SchemaError(f"{where}: {unknown} are not in the kit's subset of JSON Schema, {list(SCHEMA_KEYWORDS)}")
-    if "type" in schema and schema["type"] not in SCHEMA_TYPES:
-        raise SchemaError(f"{where}.type is {_preview(schema['type'])}, not one of {list(SCHEMA_TYPES)}")
-    properties = schema.get("properties", {})
-    if not isinstance(properties, dict):
-        raise SchemaError(f"{where}.properties is {_preview(properties)}, not an object of field schemas")
-    for name, field_schema in properties.items():
-        _check_schema(field_schema, f"{where}.properties.{name}")
-    required = schema.get("required", [])
-    if not (isinstance(required, list) and all(name in properties for name in required)):
-        raise SchemaError(f"{where}.required is {_preview(required)}, not a list of names among its properties")
-    if "enum" in schema and not (isinstance(schema["enum"], list) and schema["enum"]):
-        raise SchemaError(f"{where}.enum is {_preview(schema['enum'])}, not a non-empty list of values")
-    if "items" in schema:
-        _check_schema(schema["items"], f"{where}.items")
-    for bound in ("minimum", "maximum"):
-        value = schema.get(bound, 0)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise SchemaError(f"{where}.{bound} is {_preview(value)}, not a finite number")
-    for annotation in ("title", "description"):
-        if not isinstance(schema.get(annotation, ""), str):
-            raise SchemaError(f"{where}.{annotation} is {_preview(schema[annotation])}, not text")
 
 
 def schema_document(schema: TaskSchema, prose: str, *, name: str, description: str) -> ProtocolDocument:
@@ -230,49 +190,10 @@ def schema_of(document: ProtocolDocument | str) -> TaskSchema:
         raise SchemaError(f"the document's json block is not JSON: {error}") from None
     if not (isinstance(fields, dict) and fields.keys() == {"task", "input", "output"}):
         raise SchemaError(
-            f"the document's json block is {_preview(blocks[0])}; it must be an object with exactly the keys "
+            f"the document's json block is {preview(blocks[0])}; it must be an object with exactly the keys "
             f"task, input and output"
         )
     return TaskSchema(fields["task"], fields["input"], fields["output"])
-
-
-def validate(value, schema, where):
-    """Raise ValueError unless ``value`` fits ``schema``, in the kit's subset of JSON Schema.
-
-    The SchemaProgrammer copies this function into every routine it writes, so it uses built-ins only.
-    """
-    kind = schema.get("type")
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    fits = {
-        None: True,
-        "object": isinstance(value, dict),
-        "array": isinstance(value, list),
-        "string": isinstance(value, str),
-        "number": is_number,
-        "integer": is_number and (isinstance(value, int) or value.is_integer()),
-        "boolean": isinstance(value, bool),
-        "null": value is None,
-    }[kind]
-    shown = repr(value)[:60]
-    if not fits:
-        raise ValueError(f"{where} is {shown}, not of type {kind}")
-    enum = schema.get("enum")
-    if enum is not None and not any(value == o and isinstance(value, bool) == isinstance(o, bool) for o in enum):
-        raise ValueError(f"{where} is {shown}, not one of {enum}")
-    if is_number and "minimum" in schema and not value >= schema["minimum"]:
-        raise ValueError(f"{where} is {shown}, below its minimum {schema['minimum']}")
-    if is_number and "maximum" in schema and not value <= schema["maximum"]:
-        raise ValueError(f"{where} is {shown}, above its maximum {schema['maximum']}")
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            if name not in value:
-                raise ValueError(f"{where} has no {name!r}")
-        for name, field_schema in schema.get("properties", {}).items():
-            if name in value:
-                validate(value[name], field_schema, f"{where}.{name}")
-    if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            validate(item, schema["items"], f"{where}[{index}]")
 
 
 # --- the rule-based programmer --------------------------------------------------------------------------------------
@@ -393,7 +314,7 @@ def weather_server_routine(event: str) -> str:
 def _weather_query(query: Any) -> dict:
     """The protocol's input message, ``{"date": "YYYY-MM-DD", "location": <text>}``; ValueError otherwise."""
     if not (isinstance(query, dict) and isinstance(query.get("date"), str) and isinstance(query.get("location"), str)):
-        raise ValueError(f'a weather query is {{"date": "YYYY-MM-DD", "location": <text>}}, not {_preview(query)}')
+        raise ValueError(f'a weather query is {{"date": "YYYY-MM-DD", "location": <text>}}, not {preview(query)}')
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", query["date"]):
         raise ValueError(f"date: {query['date']!r} is not YYYY-MM-DD")
     date.fromisoformat(query["date"])  # a real day: ValueError for 2023-02-30
@@ -405,11 +326,11 @@ def _weather_query(query: Any) -> dict:
 def _forecast(forecast: Any) -> dict:
     """The protocol's output message: temperature (°C) and precipitation (mm), numbers, and one of four conditions."""
     if not (isinstance(forecast, dict) and forecast.get("weatherCondition") in WEATHER_CONDITIONS):
-        raise ValueError(f"a forecast's weatherCondition is one of {WEATHER_CONDITIONS}: {_preview(forecast)}")
+        raise ValueError(f"a forecast's weatherCondition is one of {WEATHER_CONDITIONS}: {preview(forecast)}")
     for name in ("temperature", "precipitation"):
         value = forecast.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValueError(f"a forecast's {name} is a number: {_preview(forecast)}")
+            raise ValueError(f"a forecast's {name} is a number: {preview(forecast)}")
     return {name: forecast[name] for name in ("temperature", "precipitation", "weatherCondition")}
 
 

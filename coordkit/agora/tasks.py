@@ -6,9 +6,9 @@ tools and external tools (other servers). The catalogue holds the 15 servers: ea
 fixed), its tools, its tasks and the servers it depends on. Its ``notes`` say what the paper leaves unsaid.
 
 - A task's contract with the routine programmer is :meth:`Task.contract`: ``{"name", "description", "input",
-  "output"}``, both schemas in the small subset :func:`validate` checks (type, properties, required, enum, items,
-  minimum, maximum; description is an annotation). The catalogue declares every field once, with its schema and its
-  generator, and a task lists its fields: all of them are required.
+  "output"}``, both schemas in the kit's subset of JSON Schema (:mod:`~coordkit.agora.schemas`). The catalogue
+  declares every field once, with its schema and its generator, and a task lists its fields: all of them are
+  required.
 - :func:`example_input` draws a task's data from a ``numpy.random.Generator``.
 - :meth:`Catalogue.answer` is the truth a server's human routine or LLM gives: it runs the task's ``uses`` in order,
   a tool (a seeded row: a pure function of the seed, the server, the tool and its key, so the same question always
@@ -28,19 +28,11 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
+from coordkit.agora.schemas import SchemaError, check_schema, validate
 from coordkit.paths import DATA
 
 CATALOGUE = DATA / "agora" / "catalogue.json"
 MODELS = ("gpt-4o", "llama-3-405b", "gemini-1.5-pro")  # D.2, in order of robustness
-SCHEMA_KEYWORDS = frozenset({"type", "properties", "required", "enum", "items", "minimum", "maximum", "description"})
-TYPES = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-}
 GENERATORS = {
     "choice": {"values"},
     "integer": {"min", "max"},
@@ -55,47 +47,8 @@ GENERATORS = {
 }
 
 
-class SchemaError(ValueError):
-    """An instance that does not satisfy a schema; ``path`` (``$.menu[1].price``) says where."""
-
-    def __init__(self, path: str, message: str):
-        super().__init__(f"{path}: {message}")
-        self.path = path
-
-
 class CatalogueError(ValueError):
     """A catalogue that cannot be used; the message names the server, task, tool or field."""
-
-
-def validate(instance, schema: dict, path: str = "$") -> None:
-    """Check ``instance`` against ``schema`` (the subset in the module docstring); raise :class:`SchemaError`."""
-    kind = schema.get("type")
-    if kind is not None:
-        expected = TYPES[kind]
-        if isinstance(instance, bool) and kind != "boolean" or not isinstance(instance, expected):
-            raise SchemaError(path, f"expected {kind}, got {type(instance).__name__} {instance!r}")
-    if "enum" in schema and not any(_same(instance, option) for option in schema["enum"]):
-        raise SchemaError(path, f"{instance!r} is not one of {schema['enum']}")
-    number = isinstance(instance, int | float) and not isinstance(instance, bool)
-    if number and "minimum" in schema and instance < schema["minimum"]:
-        raise SchemaError(path, f"{instance!r} is below the minimum {schema['minimum']}")
-    if number and "maximum" in schema and instance > schema["maximum"]:
-        raise SchemaError(path, f"{instance!r} is above the maximum {schema['maximum']}")
-    if isinstance(instance, dict):
-        for name in schema.get("required", ()):
-            if name not in instance:
-                raise SchemaError(path, f"the required field {name!r} is missing")
-        for name, subschema in schema.get("properties", {}).items():
-            if name in instance:
-                validate(instance[name], subschema, f"{path}.{name}")
-    if isinstance(instance, list) and "items" in schema:
-        for index, item in enumerate(instance):
-            validate(item, schema["items"], f"{path}[{index}]")
-
-
-def _same(value, option) -> bool:
-    """JSON equality: ``True`` is not ``1``."""
-    return value == option and isinstance(value, bool) == isinstance(option, bool)
 
 
 @dataclass(frozen=True)
@@ -272,15 +225,10 @@ def _field(name: str, spec: dict) -> Field:
 
 
 def _check_schema(schema: dict, where: str) -> None:
-    unknown = set(schema) - SCHEMA_KEYWORDS
-    if unknown:
-        raise CatalogueError(f"{where}: keywords outside the subset: {sorted(unknown)}")
-    if schema.get("type", "object") not in TYPES:
-        raise CatalogueError(f"{where}: unknown type {schema['type']!r}; the types are {sorted(TYPES)}")
-    for name, subschema in schema.get("properties", {}).items():
-        _check_schema(subschema, f"{where}.{name}")
-    if "items" in schema:
-        _check_schema(schema["items"], f"{where}[]")
+    try:
+        check_schema(schema, where)
+    except SchemaError as error:
+        raise CatalogueError(str(error)) from None
 
 
 def _check_generator(spec: dict, where: str) -> None:
