@@ -79,7 +79,8 @@ _GRACE_S = 5.0  # the worker answers within timeout_s; past timeout_s + _GRACE_S
 
 
 class RoutineError(Exception):
-    """A routine that could not give an answer: ``reason`` is one of ``REASONS``, the message says what happened."""
+    """A routine that could not give an answer: ``reason`` is one of ``REASONS`` (a
+    :class:`~coordkit.agora.routines.ContractError` adds its own), the message says what happened."""
 
     def __init__(self, reason: str, message: str):
         super().__init__(f"{reason}: {message}")
