@@ -1,10 +1,10 @@
 """How long each notebook takes to run top to bottom: the *runs in* column of 00's map.
 
-    .venv/bin/python benchmarks/bench_notebooks.py [NAME_PREFIX ...]
+    .venv/bin/python benchmarks/bench_notebooks.py [PATH_PREFIX ...]
 
-Runs every notebook in notebooks/ (or those whose names start with a prefix given) in a fresh kernel, cell by cell
-as *Run All* does, and prints the wall time of each. JupyterLab adds a few seconds of drawing; a shared machine's
-speed drifts, so measure on a quiet one.
+Runs every notebook under notebooks/, solutions included (or those whose paths from there start with a prefix
+given: ``03``, ``solutions/``), in a fresh kernel, cell by cell as *Run All* does, and prints the wall time of
+each. JupyterLab adds a few seconds of drawing; a shared machine's speed drifts, so measure on a quiet one.
 """
 
 import sys
@@ -29,6 +29,7 @@ def run_all_seconds(path: Path) -> float:
 
 if __name__ == "__main__":
     prefixes = tuple(sys.argv[1:]) or ("",)
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        if path.name.startswith(prefixes):
-            print(f"{path.name:34} {run_all_seconds(path):5.1f} s", flush=True)
+    for path in sorted(NOTEBOOKS.rglob("*.ipynb")):
+        name = path.relative_to(NOTEBOOKS).as_posix()
+        if name.startswith(prefixes) and ".ipynb_checkpoints" not in name:
+            print(f"{name:52} {run_all_seconds(path):5.1f} s", flush=True)
