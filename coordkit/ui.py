@@ -199,6 +199,10 @@ class ExperimentPanel:
     spec; anything else (a table) is shown as a notebook output. A run that raises leaves the previous chart
     in place and shows the error in the status line. If `run` takes a ``progress`` argument, it gets a
     ``progress(fraction)`` callable that drives a progress bar.
+
+    A panel whose run takes seconds (longer than the 150 ms a live panel may take, CONTRIBUTING.md) is
+    ``on_demand``: it has a Run button, and a change of a control only says that the settings changed until the
+    button is pressed.
     """
 
     def __init__(
@@ -209,6 +213,7 @@ class ExperimentPanel:
         debounce: float = 0.05,
         title: str | None = None,
         run_on_start: bool = True,
+        on_demand: bool = False,
     ) -> None:
         names = [param.name for param in params]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -221,6 +226,7 @@ class ExperimentPanel:
         self._last_run = -math.inf
         self._first_view: tuple[dict[str, Any], list[str]] = ({}, [])  # values, and each slot as static HTML
         self.debounce = debounce
+        self.on_demand = on_demand
         self.result: Any = None
         self.last_error: Exception | None = None
 
@@ -233,8 +239,17 @@ class ExperimentPanel:
         heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
         controls = widgets.VBox(list(self.controls.values()))
-        self.widget = widgets.VBox([*heading, controls, status_line, self.output])
-        parts = {"": self.widget, "-controls": controls, "-status": self.status, "-chart": self.output}
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.run_button.on_click(lambda _: self.refresh())
+        buttons = [self.run_button] if on_demand else []
+        self.widget = widgets.VBox([*heading, controls, *buttons, status_line, self.output])
+        parts = {
+            "": self.widget,
+            "-controls": controls,
+            "-run": self.run_button,
+            "-status": self.status,
+            "-chart": self.output,
+        }
         for suffix, part in parts.items():
             part.add_class(f"coordkit-panel{suffix}")  # for the browser tests, and for anyone styling a panel
 
@@ -313,6 +328,10 @@ class ExperimentPanel:
     def _on_change(self, change: dict) -> None:
         """Run now; inside an event loop, a change that comes less than `debounce` seconds after the last run
         (the rest of a burst) waits until `debounce` seconds pass without another change."""
+        if self.on_demand:
+            self._grey_out_inactive()
+            self._set_status("settings changed: press Run to play them", GREY)
+            return
         loop = _running_loop()
         quiet = self._pending is None and time.monotonic() - self._last_run >= self.debounce
         if self.debounce <= 0 or loop is None or quiet:

@@ -96,6 +96,20 @@ def test_changing_a_control_runs_once_with_the_new_values():
     assert panel.result["n_agents"].item() == 12
 
 
+def test_an_on_demand_panel_runs_only_when_its_button_is_pressed():
+    run = Recorder()
+    panel = ExperimentPanel(run, PARAMS, on_demand=True)
+    assert panel.run_button in panel.widget.children and len(run.calls) == 1
+    panel.controls["n_agents"].value = 12
+    panel.controls["noise"].value = 0.3
+    assert len(run.calls) == 1 and "press Run" in panel.status.value
+    panel.run_button.click()
+    assert run.calls[-1]["n_agents"] == 12 and run.calls[-1]["noise"] == 0.3 and len(run.calls) == 2
+    assert "done in" in panel.status.value
+    live = ExperimentPanel(Recorder(), PARAMS)
+    assert live.run_button not in live.widget.children
+
+
 def test_chart_turns_the_result_into_what_is_shown():
     panel = ExperimentPanel(Recorder(), PARAMS, chart=lambda df: [df.columns.tolist(), df])
     assert shown_mimetypes(panel) == [["text/plain"], ["text/plain", "text/html"]]

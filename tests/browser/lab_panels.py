@@ -243,6 +243,9 @@ def change_and_wait(panel, action: Callable[[], str], timeout: float = 60.0) -> 
     handle = panel.element_handle()
     handle.evaluate(_JS_ARM)
     done = action()
+    if is_on_demand(panel):  # the change only marks the settings changed; the Run button plays them
+        panel.locator(".coordkit-panel-run").click()
+        done += ", then Run"
     try:
         panel.page.wait_for_function(_JS_SETTLED, arg=[handle, QUIET_MS], timeout=timeout * 1000, polling="raf")
     except Exception as error:
@@ -252,6 +255,11 @@ def change_and_wait(panel, action: Callable[[], str], timeout: float = 60.0) -> 
             f"{result['status_after']!r})"
         ) from error
     return Update(done, **handle.evaluate(_JS_RESULT))
+
+
+def is_on_demand(panel) -> bool:
+    """Whether the panel runs only when its Run button is pressed (``ExperimentPanel(on_demand=True)``)."""
+    return panel.locator(".coordkit-panel-run").count() > 0
 
 
 def kernel_ms(status: str) -> float | None:
