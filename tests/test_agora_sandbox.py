@@ -1,4 +1,5 @@
-"""The routine sandbox (issue 12): each threat of ``coordkit.agora.sandbox``'s model ends in ``RoutineError``.
+"""The routine sandbox (issue 12): each threat of ``coordkit.agora.sandbox``'s model ends in ``RoutineError``, in a
+call's own process (``run_routine``) and in a session's (``RoutineSession``).
 
 No network is needed: the routines that reach for it are stopped before they touch it. The time bounds asserted
 below are the sandbox's own limits (the routine's ``timeout_s`` plus the parent's grace), not speed targets; those are
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from coordkit.agora.sandbox import _GRACE_S, REASONS, RoutineError, SandboxPool, run_routine
+from coordkit.agora import routines
+from coordkit.agora.sandbox import _GRACE_S, REASONS, RoutineError, SandboxPool, routine_session, run_routine
+from coordkit.agora.sandbox_worker import SESSION_CALLS
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox forks: POSIX only")
 
@@ -165,7 +168,7 @@ def test_the_parents_secrets_never_reach_a_routine(monkeypatch):
         for name in ("environment: os.environ", "environment: /proc/self/environ", "environment: the parent's"):
             refused(fresh, threat(name), "forbidden")
         # beneath the guard, the worker's environment never held it: it started with the hash seed alone
-        worker = Path(f"/proc/{fresh._idle[0].process.pid}/environ")
+        worker = Path(f"/proc/{fresh._workers[0].process.pid}/environ")
         if worker.exists():
             assert worker.read_bytes() == b"PYTHONHASHSEED=0\0"
 
@@ -273,16 +276,16 @@ def test_bad_routines_get_the_right_reason(pool, source, reason, words):
 def test_the_worker_survives_breaches_and_a_dead_worker_is_replaced():
     with SandboxPool(1) as single:
         assert single.run(ECHO, "before") == "before"
-        pid = single._idle[0].process.pid
+        pid = single._workers[0].process.pid
         for name in ("process: fork", "memory bomb at once", "native: ctypes"):
             with pytest.raises(RoutineError):
                 single.run(routine(threat(name)), "")
         assert single.run(ECHO, "after") == "after"
-        assert single._idle[0].process.pid == pid  # the breaches killed a forked child each, not the worker
+        assert single._workers[0].process.pid == pid  # the breaches killed a forked child each, not the worker
         os.kill(pid, signal.SIGKILL)
-        single._idle[0].process.wait()
+        single._workers[0].process.wait()
         assert single.run(ECHO, "replaced") == "replaced"
-        assert single._idle[0].process.pid != pid
+        assert single._workers[0].process.pid != pid
 
 
 def test_routines_never_run_in_the_kits_process(pool):
@@ -364,14 +367,362 @@ def test_a_closed_pool_refuses_calls():
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # the fork is the test
 def test_a_forked_copy_of_the_kit_gets_its_own_workers(pool):
     assert pool.run(ECHO, "parent") == "parent"
-    workers = list(pool._idle)
+    workers = [worker for worker in pool._workers if worker is not None]
     parents = {worker.process.pid for worker in workers}
     child = os.fork()
     if child == 0:  # pragma: no cover - reported through the exit status
-        ok = not pool._idle and pool.run(ECHO, "child") == "child" and pool._idle[0].process.pid not in parents
+        ok = (
+            not any(pool._workers)
+            and pool.run(ECHO, "child") == "child"
+            and pool._workers[0].process.pid not in parents
+        )
         pool.close()
         os._exit(0 if ok else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert all(worker.process.poll() is None for worker in workers)  # the child's close() left them alone
     assert pool.run(ECHO, "parent again") == "parent again"
+
+
+# --- sessions: one process for many calls of one routine ------------------------------------------------------------
+
+COUNTER = "calls = 0\ndef handle(body):\n    global calls\n    calls += 1\n    return f'{calls} {body}'\n"
+
+
+def session_threat(name: str) -> str:
+    """The threat ``name`` as a routine that answers the body "safe" and runs the threat, module and all, on others."""
+    return routine(
+        f"""
+        THREAT = {routine(threat(name))!r}
+        def handle(body):
+            if body == 'safe':
+                return 'safe'
+            namespace = {{}}
+            exec(THREAT, namespace)
+            return namespace['handle'](body)
+        """
+    )
+
+
+def session_children(pool: SandboxPool, slot: int = 0) -> list[int]:
+    """The processes the worker of ``slot`` has forked and not yet reaped (Linux's /proc)."""
+    pid = pool._workers[slot].process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if not children.exists():
+        pytest.skip("no /proc/<pid>/task/<pid>/children here")
+    return [int(child) for child in children.read_text().split()]
+
+
+def test_a_session_call_equals_run_routines_result(pool):
+    source = routine(
+        """
+        import json, random, statistics
+        def handle(body):
+            query = json.loads(body)
+            return json.dumps({'mean': statistics.mean(query['values']), 'draw': random.random(), 'h': hash(body)})
+        """
+    )
+    body = '{"values": [3, 4, 8]}'
+    with pool.session(source) as session:
+        assert session(body) == pool.run(source, body)  # the first call starts from the same state as run's
+    with pool.session(ECHO) as echo:
+        for body in ("", "ünïcödé ☂ 𝄞", "\x00\n\t\"'\\", "\udcff lone surrogate", "x" * 100_000):
+            assert echo(body) == pool.run(ECHO, body) == body
+        assert (echo.calls, echo.restarts) == (5, 0)
+
+
+def test_state_persists_within_a_session_and_never_across_sessions(pool):
+    with pool.session(COUNTER) as first, pool.session(COUNTER) as second:
+        assert [first("a"), first("b"), second("c"), first("d")] == ["1 a", "2 b", "1 c", "3 d"]
+        pids = {first("pid"), second("pid")}
+    assert len(pids) == 2
+    with pool.session("import os\ndef handle(body):\n    return str(os.getpid())\n") as session:
+        assert session("") == session("") != str(os.getpid())  # one process, never the kit's
+
+
+def test_a_session_keeps_its_directory_and_no_other(pool):
+    writer = routine(
+        """
+        import os
+        def handle(body):
+            open(body, 'w').close()
+            return ' '.join(sorted(os.listdir('.')))
+        """
+    )
+    with pool.session(writer) as first, pool.session(writer) as second:
+        assert first("a") == "a"
+        assert first("b") == "a b"
+        assert second("c") == "c"
+
+
+@pytest.mark.parametrize("name", THREATS)
+def test_each_threat_ends_a_sessions_process_and_the_next_call_starts_afresh(pool, name):
+    reason = THREATS[name][1]
+    timeout_s = 0.5 if reason == "timeout" else 2.0
+    with pool.session(session_threat(name), timeout_s=timeout_s) as session:
+        assert session("safe") == "safe"
+        start = time.monotonic()
+        with pytest.raises(RoutineError) as caught:
+            session("attack")
+        assert time.monotonic() - start < timeout_s + _GRACE_S
+        assert caught.value.reason == reason, caught.value
+        assert SECRET not in str(caught.value)
+        assert not Path(ESCAPE).exists()
+        assert (session.calls, session.restarts) == (2, 0)
+        assert session("safe") == "safe"
+        assert (session.calls, session.restarts) == (3, 1)
+
+
+def test_a_session_may_not_start_threads_which_would_outlive_its_calls(pool):
+    spinner = "import threading\ndef handle(body):\n    threading.Thread(target=lambda: None).start()\n    return ''\n"
+    with pool.session(spinner) as session, pytest.raises(RoutineError) as caught:
+        session("")
+    assert caught.value.reason == "forbidden"
+    assert "thread" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("def handle(body):\n    return 3\n", "bad_return"),
+        ("def handle(body:\n    return body\n", "syntax"),
+        ("x = 1\n", "syntax"),
+        ("def handle(body):\n    raise ValueError('no such city')\n", "crashed"),
+        ("import os\ndef handle(body):\n    os._exit(0)\n", "crashed"),
+        ("import os\ndef handle(body):\n    os.abort()\n", "crashed"),
+    ],
+)
+def test_bad_routines_get_the_same_reason_in_a_session(pool, source, reason):
+    with pool.session(source) as session:
+        for restarts in (0, 1):
+            with pytest.raises(RoutineError) as caught:
+                session("{}")
+            assert caught.value.reason == reason
+            assert session.restarts == restarts
+
+
+def test_the_time_limit_is_per_call_and_the_cpu_limit_spans_the_session(pool):
+    with pool.session(
+        "import time\ndef handle(body):\n    time.sleep(float(body))\n    return body\n", timeout_s=0.5
+    ) as s:
+        assert [s("0.3") for _ in range(3)] == ["0.3"] * 3  # 0.9 s in all, 0.3 s a call
+        with pytest.raises(RoutineError, match="timeout"):
+            s("0.8")
+    limit = "import resource\ndef handle(body):\n    return str(resource.getrlimit(resource.RLIMIT_CPU)[0])\n"
+    with pool.session(limit, timeout_s=1.0) as session:
+        assert (pool.run(limit, "", timeout_s=1.0), session("")) == ("2", str(2 * SESSION_CALLS))
+    burner = routine(
+        """
+        import time
+        def handle(body):
+            start = time.process_time()
+            while time.process_time() - start < 0.2:
+                pass
+            return 'done'
+        """
+    )
+    with pool.session(burner, timeout_s=1.0) as session:  # 2.2 s of CPU in all, past a call's own limit of 2 s
+        assert [session("") for _ in range(11)] == ["done"] * 11
+        assert session.restarts == 0
+
+
+def test_a_sessions_process_is_replaced_after_its_quota_of_calls_not_counted_as_a_restart(pool):
+    with pool.session(COUNTER) as session:
+        assert [session("") for _ in range(SESSION_CALLS + 1)][-2:] == [f"{SESSION_CALLS} ", "1 "]
+        assert (session.calls, session.restarts) == (SESSION_CALLS + 1, 0)
+
+
+def test_closing_a_session_ends_its_process():
+    with SandboxPool(1) as single:
+        session = single.session(ECHO)
+        assert session("x") == "x"
+        assert len(session_children(single)) == 1
+        session.close()
+        session.close()  # twice is fine
+        assert session_children(single) == []
+        assert session.closed
+        with pytest.raises(RuntimeError, match="closed"):
+            session("x")
+        with single.session(ECHO) as other:
+            assert other("y") == "y"
+        assert other.closed and session_children(single) == []
+        never_called = single.session(ECHO)
+        never_called.close()
+        assert "closed" in repr(never_called)
+
+
+def test_closing_the_pool_closes_its_sessions():
+    single = SandboxPool(1)
+    session = single.session(ECHO)
+    assert session("x") == "x"
+    worker = single._workers[0].process
+    single.close()
+    assert session.closed
+    assert worker.poll() is not None  # the worker, and its session children with it, ended
+    with pytest.raises(RuntimeError, match="closed"):
+        session("x")
+    with pytest.raises(RuntimeError, match="closed"):
+        single.session(ECHO)
+    session.close()
+
+
+def test_the_least_recently_used_session_is_evicted_and_starts_afresh_silently():
+    with SandboxPool(1, sessions_per_worker=2) as single:
+        first, second, third = (single.session(COUNTER) for _ in range(3))
+        assert [first("a"), second("b"), first("c")] == ["1 a", "1 b", "2 c"]
+        assert third("d") == "1 d"  # evicts second, the least recently used
+        assert len(session_children(single)) == 2
+        assert first("e") == "3 e"
+        assert second("f") == "1 f"  # second starts afresh, evicting third
+        assert third("g") == "1 g"  # and third, evicting first
+        assert first("h") == "1 h"
+        assert len(session_children(single)) == 2
+        assert all(session.restarts == 0 for session in (first, second, third))
+
+
+def test_two_threads_use_two_sessions_at_once(pool):
+    sleeper = "import time\ndef handle(body):\n    time.sleep(0.4)\n    return body\n"
+    with pool.session(sleeper) as first, pool.session(sleeper) as second:
+        assert first.slot != second.slot  # pinned to the two workers
+        first("warm"), second("warm")
+        results, errors = {}, []
+
+        def work(session, label: str) -> None:
+            try:
+                results[label] = session(label)
+            except Exception as error:  # pragma: no cover - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=work, args=pair) for pair in ((first, "one"), (second, "two"))]
+        start = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert time.monotonic() - start < 0.75  # side by side, not one after the other (0.8 s)
+    assert not errors
+    assert results == {"one": "one", "two": "two"}
+
+
+def test_threads_sharing_one_session_take_turns(pool):
+    with pool.session(COUNTER) as session:
+        answers, errors = [], []
+
+        def work() -> None:
+            try:
+                for _ in range(10):
+                    answers.append(int(session("").split()[0]))
+            except Exception as error:  # pragma: no cover - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not errors
+    assert sorted(answers) == list(range(1, 41))
+
+
+def test_a_routine_holds_no_descriptor_but_its_own_pipes(pool):
+    counter = routine(
+        """
+        import os
+        def handle(body):
+            held = []
+            for fd in range(3, 1024):
+                try:
+                    os.fstat(fd)
+                except OSError:
+                    continue
+                held.append(fd)
+            return str(len(held))
+        """
+    )
+    with pool.session(ECHO) as other, pool.session(counter) as session:
+        other("open")  # a session child beside it, whose pipes the worker holds
+        assert session("") == "2"  # bodies in, replies out
+        assert pool.run(counter, "") == "1"  # the reply's pipe
+
+
+def test_session_outputs_depend_only_on_source_and_bodies():
+    source = routine(
+        """
+        import random
+        seen = []
+        def handle(body):
+            seen.append(body)
+            return f"{random.random()} {hash(body)} {list(set(seen))}"
+        """
+    )
+    bodies = ["sunny", "cloudy", "rainy", "sunny"]
+    with SandboxPool(1) as one, SandboxPool(2) as other:
+        answers = []
+        for pool in (one, other, one):
+            with pool.session(source) as session:
+                answers.append([session(body) for body in bodies])
+    assert answers[0] == answers[1] == answers[2]
+    assert len(set(answers[0])) == 4
+
+
+def test_a_session_is_a_routine_for_routines_run(pool):
+    doubler = routine(
+        """
+        import json
+        def handle(event):
+            event = json.loads(event)
+            if not event['results']:
+                return json.dumps({'call': 'double', 'arguments': {'x': event['input']}})
+            return json.dumps({'return': event['results'][-1]})
+        """
+    )
+    with pool.session(doubler) as session:
+        assert [routines.run(session, k, {"double": lambda x: 2 * x}) for k in range(3)] == [0, 2, 4]
+        assert session.calls == 6
+    with pool.session(session_threat("socket module")) as session, pytest.raises(RoutineError) as caught:
+        routines.run(session, 1, {})
+    assert caught.value.reason == "forbidden"  # the session's own reason, not a crash of a human routine
+
+
+def test_routine_session_uses_the_default_pool():
+    with routine_session(COUNTER) as session:
+        assert [session("a"), session("b")] == ["1 a", "2 b"]
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda pool: pool.session(3), TypeError),
+        (lambda pool: pool.session(ECHO, timeout_s=0), ValueError),
+        (lambda pool: pool.session(ECHO, memory_mb=1.5), ValueError),
+        (lambda pool: pool.session(ECHO)(b"bytes"), TypeError),
+        (lambda pool: pool.session(ECHO)("x" * 1_000_001), ValueError),
+        (lambda pool: SandboxPool(1, sessions_per_worker=0), ValueError),
+        (lambda pool: SandboxPool(1, sessions_per_worker=True), ValueError),
+    ],
+)
+def test_bad_session_arguments_get_clear_errors(pool, call, error):
+    with pytest.raises(error, match="routine|timeout_s|memory_mb|sessions_per_worker"):
+        call(pool)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # the fork is the test
+def test_a_forked_copy_of_the_kit_cannot_use_the_parents_sessions(pool):
+    session = pool.session(COUNTER)
+    assert session("parent") == "1 parent"
+    child = os.fork()
+    if child == 0:  # pragma: no cover - reported through the exit status
+        try:
+            session("child")
+            ok = False
+        except RuntimeError as error:
+            ok = "process that opened it" in str(error)
+        session.close()
+        with pool.session(COUNTER) as own:
+            ok = ok and own("child") == "1 child"
+        pool.close()
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert session("parent") == "2 parent"  # the child's close() left it alone
+    session.close()

@@ -70,8 +70,9 @@ def run(
 ) -> Any:
     """What ``routine`` returns for ``input`` (a JSON value), running the tools it calls; else ``RoutineError``.
 
-    Source runs in the sandbox, each call within ``timeout_s`` and ``memory_mb``; a callable is a human routine and
-    runs here (a ValueError it raises is a crash, as in the sandbox). ``tools`` maps a name to a kit function that
+    Source runs in the sandbox, a process forked for each call, within ``timeout_s`` and ``memory_mb``. A callable
+    is called here: a :class:`~coordkit.agora.sandbox.RoutineSession` (sandboxed, under its own limits), or a human
+    routine, which runs in the kit's process (a ValueError it raises is a crash, as in the sandbox). ``tools`` maps a name to a kit function that
     takes the routine's arguments as keywords and returns a JSON value, or raises ValueError when it cannot act on
     them. A routine may call tools ``max_calls`` times in all.
     """

@@ -3,21 +3,28 @@
 A routine is Python source that defines ``handle(body: str) -> str``. ``run_routine(source, body)`` runs it in a
 separate, throw-away process and returns the string it returns, or raises ``RoutineError`` with a reason code
 (``timeout``, ``memory``, ``forbidden``, ``crashed``, ``bad_return``, ``syntax``) and a message naming what happened;
-the agent then falls back to natural language, counted. The paper's library execs routines in the agent's own
+the agent then falls back to natural language, counted. ``routine_session(source)`` gives a :class:`RoutineSession`
+instead, a callable ``session(body) -> str`` whose calls share one sandboxed process (a session's), with the same
+confinement and the same errors, at a fraction of a call's cost. The paper's library execs routines in the agent's own
 process; the kit never does.
 
 Threat model. The routine's author is untrusted (an LLM that read a protocol document written by a stranger); its
 input ``body`` comes from another agent. We defend the kit's process, the machine and the other routines against a
 routine that tries to:
 
-- run forever (a loop, a sleep): the worker kills it at ``timeout_s`` of wall time (``RLIMIT_CPU`` is the backstop),
-  and the parent kills the whole worker if the worker itself stops answering;
-- exhaust memory: ``RLIMIT_AS`` caps its address space at the interpreter's own plus ``memory_mb``;
+- run forever (a loop, a sleep): the worker kills it at ``timeout_s`` of wall time a call, and the parent kills the
+  whole worker, children included, if the worker itself stops answering. ``RLIMIT_CPU`` is the backstop:
+  ``timeout_s`` rounded up plus 1 second for a call's process, and ``SESSION_CALLS`` (100) times that for a
+  session's, which the worker replaces after that many calls, so that no call is stopped for the CPU time earlier
+  calls spent. A session's process may not start threads, which would run between its calls, outside any call's time;
+- exhaust memory: ``RLIMIT_AS`` caps its address space at the interpreter's own plus ``memory_mb`` (a session's: all
+  its calls together);
 - read secrets: the process starts with an empty environment (no API key), and reading ``os.environ``,
   ``os.getenv`` or ``/proc/self/environ`` is a breach;
-- read or write files outside its fresh working directory (removed after each call): refused, except read-only
-  access to the standard library's files so that a routine may ``import statistics``; ``RLIMIT_FSIZE`` bounds each
-  file it writes inside and ``RLIMIT_NOFILE`` the files it holds open; links cannot be made, nor the directory left;
+- read or write files outside its fresh working directory (removed after the call, or with the session's process):
+  refused, except read-only access to the standard library's files so that a routine may ``import statistics``;
+  ``RLIMIT_FSIZE`` bounds each file it writes inside and ``RLIMIT_NOFILE`` the files it holds open; links cannot be
+  made, nor the directory left;
 - reach the network: sockets (and every module built on them) are refused, and on Linux the worker sits in new user
   and network namespaces: no interface but a down loopback, so that even native code finds no network, and no
   capability over the machine, so that even root cannot raise a hard limit;
@@ -30,17 +37,25 @@ routine that tries to:
 - tamper with the guard or with later calls: the guard is an audit hook (PEP 578), which cannot be removed, binds
   everything it uses when installed (monkeypatching ``os`` or ``builtins`` cannot fool it), and refuses the ways to
   reach it (``gc`` object walks, tracing and monitoring, new audit hooks, signal handlers, new resource limits, fresh
-  copies of built-in modules). Each call runs in a process forked for it alone, so nothing a routine changes
-  outlives its call.
+  copies of built-in modules). A ``run_routine`` call runs in a process forked for it alone, so nothing a routine
+  changes outlives its call. A session's calls share its process, so what its routine changes (its globals, the
+  modules it patches, the files in its directory) outlives a call and lasts as long as that process: until a call
+  fails, the worker evicts it or it has served ``SESSION_CALLS`` calls, or the session is closed; then the next call
+  forks a fresh one. It never outlives its session and never reaches another: sessions never share a process, and
+  a routine's process holds no descriptor but its own pipes to the worker (none of the worker's, none of another
+  session's).
 
 A breach ends the process at once (a routine cannot catch it) and raises ``RoutineError("forbidden")``, whose
-message names what was tried ("read the environment"), never what was read.
+message names what was tried ("read the environment"), never what was read. In a session, so does every other
+failure (a timeout, a crash, a bad return): the process is gone, and the session's next call starts from the source.
 
 What is not defended: audit hooks are not a security boundary (PEP 578 says so); an exploit of a memory bug in the
 interpreter or in an allowed C module would run native code, and then only the operating system's layers hold (a
 separate process, resource limits, an empty environment, the network namespace), not the file and process rules. A
 routine can still read file metadata (``os.stat``) anywhere, spend its time and memory budget, and read the clock or
-``os.urandom`` (so a routine that does is not deterministic by its own doing). Where ``os.unshare`` is missing (macOS)
+``os.urandom`` (so a routine that does is not deterministic by its own doing). In a session, a routine can garble its
+own later replies (it holds its reply pipe), and the files it writes pile up in its directory for up to
+``SESSION_CALLS`` calls (``RLIMIT_FSIZE`` bounds each, time alone their number). Where ``os.unshare`` is missing (macOS)
 or not permitted, the audit hook alone keeps the network out; macOS does not enforce ``RLIMIT_AS`` either. For
 hostile code at scale, run the kit inside a container or a seccomp jail as well.
 
@@ -50,12 +65,22 @@ with the usual standard modules imported, that enters the namespaces once and th
 (length-prefixed JSON). For each call it forks a child (a few milliseconds in all), which takes a fresh directory,
 sets its limits, installs the hook, runs the routine and writes one JSON reply; the worker enforces the wall clock
 and reports. The routine never runs in the worker, so breaches, crashes and timeouts discard the child only; a worker
-that stops answering is killed and replaced. Determinism: every child starts from the same state (a fixed hash seed,
-``random`` seeded with 0, the same modules, an empty directory), so a routine's output depends on its source and
-body only. POSIX only (it forks). The worker is :mod:`coordkit.agora.sandbox_worker`, run as a script.
+that stops answering is killed and replaced. A session is pinned to one worker (the one with the fewest sessions
+when it opened), whose requests carry the session's key: the worker forks the session's child on its first call
+(confined as a call's, its routine compiled once), then passes it each body over the child's own pipes, a fraction
+of a millisecond a call, with the wall clock enforced per call; it keeps at most ``sessions_per_worker`` (128) such
+children, evicting the least recently used. Threads share the pool: a worker serves one call at a time, so two
+sessions on different workers run side by side, and a session's calls take turns. Determinism: every child starts
+from the same state (a fixed hash seed, ``random`` seeded with 0, the same modules, an empty directory), so a
+routine's output depends on its source and body only, and a session's on its source and the bodies since its process
+started: on the sequence of its bodies alone while no eviction replaces its process (at most ``sessions_per_worker``
+sessions open on a worker), and on each body alone for a routine that keeps no state (the kit's contract,
+:mod:`~coordkit.agora.routines`). POSIX only (it forks). The worker is :mod:`coordkit.agora.sandbox_worker`, run as a
+script.
 """
 
 import atexit
+import itertools
 import os
 import signal
 import subprocess
@@ -70,6 +95,8 @@ from coordkit.agora.sandbox_worker import MAX_TEXT_CHARS, REASONS, read_frame, w
 
 DEFAULT_TIMEOUT_S = 1.0
 DEFAULT_MEMORY_MB = 64
+DEFAULT_SESSIONS_PER_WORKER = 128
+MAX_SESSIONS_PER_WORKER = 256  # two pipes each in the worker, under the usual limit of 1,024 open files
 MAX_TIMEOUT_S = 60.0
 MAX_MEMORY_MB = 4096
 
@@ -92,12 +119,13 @@ class RoutineError(Exception):
 
 
 class _Worker:
-    """One warm worker process, spoken to over its stdin and stdout."""
+    """One warm worker process, spoken to over its stdin and stdout; it keeps at most ``max_sessions`` session
+    children."""
 
-    def __init__(self):
+    def __init__(self, max_sessions: int):
         self.directory = tempfile.mkdtemp(prefix="coordkit-routines-")
         self.process = subprocess.Popen(
-            [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, self.directory],
+            [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, self.directory, str(max_sessions)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -121,6 +149,7 @@ class _Worker:
         return read_frame(self.process.stdout.fileno(), deadline)
 
     def kill(self) -> None:
+        """Kill the worker and, with it, its children (they share its process group, which a routine cannot leave)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except OSError:
@@ -128,7 +157,8 @@ class _Worker:
         self._reap()
 
     def close(self) -> None:
-        """Ask the worker to exit (end of its input), killing it if it does not within a second."""
+        """Ask the worker to exit (end of its input; it ends its session children), killing it if it does not
+        within a second."""
         try:
             self.process.stdin.close()
             self.process.wait(timeout=1)
@@ -147,20 +177,29 @@ class _Worker:
 
 
 class SandboxPool:
-    """Up to ``size`` warm workers, started on first use, shared by threads; ``run`` is ``run_routine``."""
+    """Up to ``size`` warm workers, started on first use, shared by threads; ``run`` is ``run_routine``,
+    ``session`` opens a :class:`RoutineSession`, pinned to one worker, which keeps at most ``sessions_per_worker``
+    session children (the least recently used is evicted)."""
 
-    def __init__(self, size: int = 2):
+    def __init__(self, size: int = 2, *, sessions_per_worker: int = DEFAULT_SESSIONS_PER_WORKER):
         if not isinstance(size, int) or not 1 <= size <= 64:
             raise ValueError(f"a sandbox pool has 1 to 64 workers, not {size!r}")
+        if isinstance(sessions_per_worker, bool) or not isinstance(sessions_per_worker, int):
+            raise ValueError(f"sessions_per_worker is a whole number, not {sessions_per_worker!r}")
+        if not 1 <= sessions_per_worker <= MAX_SESSIONS_PER_WORKER:
+            raise ValueError(f"sessions_per_worker is in [1, {MAX_SESSIONS_PER_WORKER}], not {sessions_per_worker}")
         self.size = size
+        self.sessions_per_worker = sessions_per_worker
         self._closed = False
+        self._session_keys = itertools.count(1)
         self._forget_workers()
         _pools.add(self)
 
     def _forget_workers(self) -> None:
         """Start with no workers (also in a forked copy of the kit: the workers belong to the original)."""
-        self._idle: list[_Worker] = []
-        self._live = 0
+        self._workers: list[_Worker | None] = [None] * self.size  # slot -> its worker, if started
+        self._busy = [False] * self.size  # slot -> serving a call
+        self._pinned = [0] * self.size  # slot -> open sessions pinned to it
         self._condition = threading.Condition()
 
     def run(
@@ -169,34 +208,36 @@ class SandboxPool:
         """What the routine's ``handle(body)`` returns, or ``RoutineError``; see the module's docstring."""
         _check_call(source, body, timeout_s, memory_mb)
         request = {"source": source, "body": body, "timeout_s": float(timeout_s), "memory_mb": int(memory_mb)}
-        worker = self._acquire()
-        healthy = False
-        try:
-            reply = worker.call(request, time.monotonic() + timeout_s + _GRACE_S)
-            healthy = reply is not None
-        except TimeoutError:
-            raise RoutineError("timeout", f"the sandbox stopped answering after {timeout_s:g} s") from None
-        except (OSError, ValueError):
-            reply = None
-        finally:
-            self._release(worker, healthy)
-        return _answer(reply)
+        return self._call(None, request)
+
+    def session(
+        self, source: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+    ) -> "RoutineSession":
+        """A :class:`RoutineSession` of ``source``: one process for all its calls, each within ``timeout_s``, all
+        within ``memory_mb``. Its process starts on its first call."""
+        _check_call(source, "", timeout_s, memory_mb)
+        with self._condition:
+            if self._closed:
+                raise RuntimeError("this sandbox pool is closed")
+            slot = self._pinned.index(min(self._pinned))
+            self._pinned[slot] += 1
+        return RoutineSession(self, next(self._session_keys), slot, source, float(timeout_s), int(memory_mb))
 
     @property
     def network_namespace(self) -> bool:
         """Whether the workers sit in their own network namespace (the second layer; starts a worker if none)."""
-        worker = self._acquire()
+        slot, worker = self._acquire(None)
         try:
             return worker.network_namespace
         finally:
-            self._release(worker, True)
+            self._release(slot, worker, True)
 
     def close(self) -> None:
-        """Stop the idle workers now, and the busy ones when their calls end."""
+        """Stop the idle workers now, and the busy ones when their calls end; their sessions end with them."""
         with self._condition:
             self._closed = True
-            idle, self._idle = self._idle, []
-            self._live -= len(idle)
+            idle = [worker for worker, busy in zip(self._workers, self._busy) if worker is not None and not busy]
+            self._workers = [worker if busy else None for worker, busy in zip(self._workers, self._busy)]
             self._condition.notify_all()
         for worker in idle:
             worker.close()
@@ -207,40 +248,151 @@ class SandboxPool:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _acquire(self) -> _Worker:
+    def _call(self, slot: int | None, request: dict) -> str:
+        """Send ``request`` to the worker of ``slot`` (any free worker if None); the routine's result."""
+        slot, worker = self._acquire(slot)
+        healthy = False
+        try:
+            reply = worker.call(request, time.monotonic() + request["timeout_s"] + _GRACE_S)
+            healthy = reply is not None
+        except TimeoutError:
+            raise RoutineError("timeout", f"the sandbox stopped answering after {request['timeout_s']:g} s") from None
+        except (OSError, ValueError):
+            reply = None
+        finally:
+            self._release(slot, worker, healthy)
+        return _answer(reply)
+
+    def _end_session(self, session: "RoutineSession") -> None:
+        """Unpin ``session`` and end its child, if it has one on a worker that still runs."""
+        with self._condition:
+            self._pinned[session.slot] -= 1
+            if self._closed or self._workers[session.slot] is None or not session.calls:
+                return
+        try:
+            slot, worker = self._acquire(session.slot, start=False)
+        except RuntimeError:
+            return  # the pool closed meanwhile: its workers end their children
+        healthy = False
+        try:
+            if worker is not None:
+                healthy = worker.call({"close": session.key}, time.monotonic() + _GRACE_S) is not None
+        except (TimeoutError, OSError, ValueError):
+            pass
+        finally:
+            self._release(slot, worker, healthy)
+
+    def _acquire(self, slot: int | None, *, start: bool = True) -> tuple[int, _Worker | None]:
+        """A slot and its worker, reserved for one call: ``slot``'s, or the first free one (started ones first).
+        A worker that died while idle is replaced; none is started unless ``start``."""
         with self._condition:
             while True:
                 if self._closed:
                     raise RuntimeError("this sandbox pool is closed")
-                if self._idle:
-                    worker = self._idle.pop()
-                    if worker.process.poll() is None:
-                        return worker
-                    self._live -= 1  # died while idle: replaced below
-                    worker.kill()
-                    continue
-                if self._live < self.size:
-                    self._live += 1
+                free = [k for k in range(self.size) if not self._busy[k] and slot in (None, k)]
+                if free:
+                    slot = min(free, key=lambda k: self._workers[k] is None)
                     break
                 self._condition.wait()
-        try:
-            return _Worker()
-        except BaseException:
+            self._busy[slot] = True
+            worker, dead = self._workers[slot], None
+            if worker is not None and worker.process.poll() is not None:
+                self._workers[slot], worker, dead = None, None, worker
+        if dead is not None:
+            dead.kill()
+        if worker is None and start:
+            try:
+                worker = _Worker(self.sessions_per_worker)
+            except BaseException:
+                self._release(slot, None, False)
+                raise
             with self._condition:
-                self._live -= 1
-                self._condition.notify()
-            raise
+                self._workers[slot] = worker
+        return slot, worker
 
-    def _release(self, worker: _Worker, healthy: bool) -> None:
+    def _release(self, slot: int, worker: _Worker | None, healthy: bool) -> None:
         with self._condition:
+            self._busy[slot] = False
             keep = healthy and not self._closed
-            if keep:
-                self._idle.append(worker)
-            else:
-                self._live -= 1
-            self._condition.notify()
-        if not keep:
+            if not keep and worker is not None and self._workers[slot] is worker:
+                self._workers[slot] = None
+            self._condition.notify_all()
+        if worker is not None and not keep:
             (worker.close if healthy else worker.kill)()
+
+
+class RoutineSession:
+    """One routine in its own sandboxed process for many calls: ``session(body) -> str`` is ``handle(body)``.
+
+    The process (forked on the first call, with a call's confinement) compiles the source once; each call runs
+    within ``timeout_s``, and all of them within ``memory_mb``. A breach, timeout, crash or bad return ends the
+    process and raises ``RoutineError`` as ``run_routine`` does; the next call forks a fresh one (``restarts``
+    counts them). The routine's module state lasts while its process does: at most ``SESSION_CALLS`` (100) calls, fewer
+    if its worker evicts it (the least recently used past ``sessions_per_worker``), which the next call mends
+    silently. Usable as a routine of :func:`coordkit.agora.routines.run`; close it (or use ``with``) when done.
+    """
+
+    def __init__(self, pool: SandboxPool, key: int, slot: int, source: str, timeout_s: float, memory_mb: int):
+        self.pool, self.key, self.slot = pool, key, slot
+        self.source, self.timeout_s, self.memory_mb = source, timeout_s, memory_mb
+        self.calls = 0  # handle(body) calls sent to the sandbox
+        self.restarts = 0  # processes forked anew after a call that ended the previous one
+        self._ended = False  # the last call ended the process: the next one forks a fresh one
+        self._closed = False
+        self._owner = os.getpid()  # a forked copy of the kit cannot use it: its process belongs to the original
+        self._lock = threading.Lock()
+
+    def __call__(self, body: str) -> str:
+        """What ``handle(body)`` returns, or ``RoutineError``; ``TypeError``/``ValueError`` for a bad ``body``."""
+        _check_call(self.source, body, self.timeout_s, self.memory_mb)
+        request = {
+            "session": self.key,
+            "source": self.source,
+            "body": body,
+            "timeout_s": self.timeout_s,
+            "memory_mb": self.memory_mb,
+        }
+        with self._lock:
+            self._check_open()
+            if self._ended:
+                self.restarts += 1
+                self._ended = False
+            self.calls += 1
+            try:
+                return self.pool._call(self.slot, request)
+            except RoutineError:
+                self._ended = True
+                raise
+
+    @property
+    def closed(self) -> bool:
+        """Whether it refuses calls: it was closed, or its pool was."""
+        return self._closed or self.pool._closed
+
+    def close(self) -> None:
+        """End the session's process; later calls raise RuntimeError."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if os.getpid() == self._owner:
+                self.pool._end_session(self)
+
+    def __enter__(self) -> "RoutineSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<RoutineSession {self.key} ({state}): {self.calls} calls, {self.restarts} restarts>"
+
+    def _check_open(self) -> None:
+        if os.getpid() != self._owner:
+            raise RuntimeError("this routine session belongs to the process that opened it; open a new one here")
+        if self.closed:
+            raise RuntimeError("this routine session is closed")
 
 
 def _check_call(source: object, body: object, timeout_s: object, memory_mb: object) -> None:
@@ -300,3 +452,11 @@ def run_routine(
     crash, syntax error or non-str return, and ``ValueError``/``TypeError`` on bad arguments.
     """
     return default_pool().run(source, body, timeout_s=timeout_s, memory_mb=memory_mb)
+
+
+def routine_session(
+    source: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+) -> RoutineSession:
+    """A :class:`RoutineSession` of ``source`` on the default pool: ``session(body)`` runs ``handle(body)`` in the
+    session's own sandboxed process, each call within ``timeout_s``, all within ``memory_mb``."""
+    return default_pool().session(source, timeout_s=timeout_s, memory_mb=memory_mb)

@@ -3,9 +3,15 @@
 The pool runs this file as a script with ``-P``, so it cannot import the kit: it holds everything a worker needs,
 the rules its audit hook enforces, and the framing both sides speak (a 4-byte big-endian length, then UTF-8 JSON),
 which the pool imports from here.
+
+A worker serves three requests: a call (``source``, ``body``, limits: a child forked for it alone), a session call
+(the same with a ``session`` key: the session's own child, forked on its first call, serves it) and ``close`` (a
+session's child ends). A session's child speaks to the worker over two pipes of its own: bodies in (a 4-byte length,
+then UTF-8 with lone surrogates kept), replies out (a 4-byte length, then the reply's JSON).
 """
 
 import json
+import math
 import os
 import select
 import signal
@@ -17,6 +23,7 @@ REASONS = ("timeout", "memory", "forbidden", "crashed", "bad_return", "syntax") 
 MAX_TEXT_CHARS = 1_000_000  # of a source, a body or a result
 MAX_FILE_BYTES = 16 << 20
 MAX_OPEN_FILES = 64
+SESSION_CALLS = 100  # calls a session's child serves before the worker ends it and the next call forks a fresh one
 _MAX_FRAME = 32 * MAX_TEXT_CHARS  # JSON escapes take up to 12 bytes a character
 _EXIT_FORBIDDEN, _EXIT_MEMORY = 97, 98
 
@@ -174,8 +181,9 @@ def write_frame(fd: int, message: dict) -> None:
 # --- the worker ------------------------------------------------------------------------------------------------
 
 
-def _serve(directory: str) -> None:
-    """The worker's loop: one request in, one reply out, until its input ends."""
+def _serve(directory: str, max_sessions: int) -> None:
+    """The worker's loop: one request in, one reply out, until its input ends; then its sessions' children end and
+    its directory goes."""
     requests, replies = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a routine's prints go nowhere, and cannot reach the pipes
@@ -194,10 +202,19 @@ def _serve(directory: str) -> None:
 
     _imp.create_builtin = _no_builtin  # no fresh copy of a built-in module (a posix with what the child removes)
     write_frame(replies, {"ready": True, "network_namespace": isolated})
+    sessions = _Sessions(directory, max_sessions)
     number = 0
     while (request := read_frame(requests)) is not None:
-        number += 1
-        write_frame(replies, _serve_call(request, os.path.join(directory, f"call-{number}"), (requests, replies)))
+        if "close" in request:
+            reply = sessions.close(request["close"])
+        elif "session" in request:
+            reply = sessions.call(request)
+        else:
+            number += 1
+            reply = _serve_call(request, os.path.join(directory, f"call-{number}"))
+        write_frame(replies, reply)
+    sessions.close_all()
+    _remove_workdir(directory)  # also when the kit exits without closing its pool
 
 
 def _no_builtin(spec) -> None:
@@ -227,15 +244,14 @@ def _enter_network_namespace() -> bool:
     return True
 
 
-def _serve_call(request: dict, workdir: str, inherited: tuple[int, int]) -> dict:
+def _serve_call(request: dict, workdir: str) -> dict:
     """Fork a child for one call, wait for its reply at most ``timeout_s``, and describe how it ended."""
     os.mkdir(workdir, 0o700)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            for fd in (*inherited, read_end):
-                os.close(fd)
+            _close_all_but(write_end)
             _run_in_child(request, workdir, write_end)
         finally:
             os._exit(1)
@@ -244,11 +260,153 @@ def _serve_call(request: dict, workdir: str, inherited: tuple[int, int]) -> dict
     output, stopped = _collect(read_end, pid, deadline)
     os.close(read_end)
     status = _reap_child(pid, deadline)
+    _remove_workdir(workdir)
+    return _describe_end(request, status, output, stopped or ("timeout" if status is None else None))
+
+
+def _close_all_but(*kept: int) -> None:
+    """In a forked child: close every descriptor above stderr except ``kept``, so that no routine holds the worker's
+    pipes or another session's."""
+    low = 3
+    for fd in sorted(kept):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def _remove_workdir(workdir: str) -> None:
     try:
         _remove_tree(workdir)
     except (OSError, RecursionError):
         pass  # what is left goes with the worker's directory
-    return _describe_end(request, status, output, stopped or ("timeout" if status is None else None))
+
+
+class _Sessions:
+    """The worker's session children, by session key, least recently used first; at most ``limit`` live."""
+
+    def __init__(self, directory: str, limit: int):
+        self.directory, self.limit = directory, limit
+        self.children: dict[object, _SessionChild] = {}  # insertion order is use order
+        self.started = 0
+
+    def call(self, request: dict) -> dict:
+        """One call of a session: its child (forked now if it has none) runs ``handle(body)``; a failure ends it."""
+        deadline = time.monotonic() + request["timeout_s"]
+        child = self.children.pop(request["session"], None)
+        if child is None:
+            while len(self.children) >= self.limit:  # evict the least recently used
+                self.children.pop(next(iter(self.children))).end()
+            self.started += 1
+            child = _SessionChild(request, os.path.join(self.directory, f"session-{self.started}"))
+        reply = child.ask(request, deadline)
+        if "result" in reply and child.calls < SESSION_CALLS:
+            self.children[request["session"]] = child
+        else:
+            child.end()
+        return reply
+
+    def close(self, key: object) -> dict:
+        child = self.children.pop(key, None)
+        if child is not None:
+            child.end()
+        return {"closed": child is not None}
+
+    def close_all(self) -> None:
+        while self.children:
+            self.children.popitem()[1].end()
+
+
+class _SessionChild:
+    """A process forked for one session: it compiles the routine once, then answers bodies over its own pipes."""
+
+    def __init__(self, request: dict, workdir: str):
+        os.mkdir(workdir, 0o700)
+        self.workdir, self.calls = workdir, 0
+        bodies_in, self.bodies = os.pipe()
+        self.replies, replies_out = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                _close_all_but(bodies_in, replies_out)
+                _serve_session_in_child(request, workdir, bodies_in, replies_out)
+            finally:
+                os._exit(1)
+        os.close(bodies_in)
+        os.close(replies_out)
+        os.set_blocking(self.bodies, False)  # a child that stops reading cannot block the worker
+
+    def ask(self, request: dict, deadline: float) -> dict:
+        """The child's reply to ``request["body"]`` within ``deadline``, or how it ended (it is then dead)."""
+        self.calls += 1
+        body = request["body"].encode("utf-8", "surrogatepass")
+        try:
+            _write_all(self.bodies, len(body).to_bytes(4, "big") + body, deadline)
+        except TimeoutError:
+            return self._stop(request, "timeout")
+        except BrokenPipeError:
+            pass  # it died: what it wrote and its status say how
+        output, stopped = _collect_frame(self.replies, deadline)
+        if stopped == "frame":
+            try:
+                reply = json.loads(output[4:])
+            except ValueError:
+                reply = None
+            if isinstance(reply, dict) and (type(reply.get("result")) is str or reply.get("reason") in REASONS):
+                return reply
+            return self._stop(request, "malformed")
+        if stopped is not None:
+            return self._stop(request, stopped)
+        status = _reap_child(self.pid, deadline)
+        self.pid = None
+        return _describe_end(request, status, bytes(output), None if status is not None else "timeout")
+
+    def _stop(self, request: dict, why: str) -> dict:
+        self.end()
+        if why == "malformed":
+            return _failure("crashed", "the routine's process wrote a malformed reply")
+        return _describe_end(request, None, b"", why)
+
+    def end(self) -> None:
+        """Kill the child (if it still runs), and remove its pipes and its directory."""
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        for fd in (self.bodies, self.replies):
+            if fd is not None:
+                os.close(fd)
+        self.bodies = self.replies = None
+        _remove_workdir(self.workdir)
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    """Write ``data`` to a non-blocking ``fd``; TimeoutError past ``deadline``."""
+    view = memoryview(data)
+    while view:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+            raise TimeoutError
+        view = view[os.write(fd, view) :]
+
+
+def _collect_frame(fd: int, deadline: float) -> tuple[bytearray, str | None]:
+    """A session child's next reply (a 4-byte length, then JSON) and "frame"; or what it wrote until its end and None
+    (a breach's message starts with a newline, never a frame's length); or why we stopped reading ("timeout",
+    "overflow", "malformed": more than one reply)."""
+    output = bytearray()
+    while True:
+        size = int.from_bytes(output[:4], "big") if len(output) >= 4 else _MAX_FRAME + 1
+        if size <= _MAX_FRAME and len(output) >= 4 + size:
+            return output, "frame" if len(output) == 4 + size else "malformed"
+        if len(output) > 4 + _MAX_FRAME:
+            return output, "overflow"
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            return output, "timeout"
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return output, None
+        output += chunk
 
 
 def _collect(fd: int, pid: int, deadline: float) -> tuple[bytes, str | None]:
@@ -343,13 +501,67 @@ def _failure(reason: str, message: str) -> dict:
 
 def _run_in_child(request: dict, workdir: str, out: int) -> None:
     """In the forked child: confine this process, run the routine, write its reply to ``out`` and exit."""
-    import _signal
     import builtins
-    import posix
-    import random
     from json.encoder import encode_basestring_ascii as quote  # bound now: a routine may replace json's functions
 
     out_of_memory = _encode(_failure("memory", ""), quote)  # made now: there may be no memory to make it later
+    _confine(request, workdir, out, math.ceil(request["timeout_s"]) + 1, threads=True)
+    try:
+        reply = _encode(_call_handle(request["source"], request["body"], builtins), quote)
+        while reply:
+            reply = reply[os.write(out, reply) :]
+    except MemoryError:
+        os.write(out, out_of_memory)
+        os._exit(_EXIT_MEMORY)
+    os._exit(0)
+
+
+def _serve_session_in_child(request: dict, workdir: str, bodies: int, out: int) -> None:
+    """In a session's forked child: confine this process, load the routine once, then answer each body on ``bodies``
+    with a reply on ``out``, until the worker closes ``bodies``.
+
+    Its CPU limit covers all the calls it may serve (``SESSION_CALLS``), and it may not start threads, which would
+    run between calls, outside any call's time limit.
+    """
+    import builtins
+    import posix
+    from json.encoder import encode_basestring_ascii as quote
+
+    read, write, exit_now = posix.read, posix.write, posix._exit  # bound now: a routine may replace os's functions
+    _confine(request, workdir, out, (math.ceil(request["timeout_s"]) + 1) * SESSION_CALLS, threads=False)
+    try:
+        handle, failure = _load_routine(request["source"], builtins)
+        while (body := _read_body(read, bodies)) is not None:
+            reply = _encode(failure or _call_loaded(handle, body), quote)
+            reply = memoryview(len(reply).to_bytes(4, "big") + reply)
+            while reply:
+                reply = reply[write(out, reply) :]
+    except MemoryError:
+        exit_now(_EXIT_MEMORY)
+    exit_now(0)
+
+
+def _read_body(read, fd: int) -> str | None:
+    """The next body the worker sends (a 4-byte length, then UTF-8); None when it sends no more."""
+    chunks, missing, header = [], 4, True
+    while missing:
+        chunk = read(fd, min(missing, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        missing -= len(chunk)
+        if header and not missing:
+            missing, header, chunks = int.from_bytes(b"".join(chunks), "big"), False, []
+    return b"".join(chunks).decode("utf-8", "surrogatepass")
+
+
+def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool) -> None:
+    """Confine this forked child: its directory, no denied modules or removed functions, a sealed environment,
+    ``random`` seeded with 0, its limits, and the audit hook (which reports breaches on ``out``)."""
+    import _signal
+    import posix
+    import random
+
     os.chdir(workdir)
     for name in [name for name in sys.modules if name.partition(".")[0] in _DENIED_MODULES - {"posix", "_imp"}]:
         del sys.modules[name]
@@ -361,16 +573,8 @@ def _run_in_child(request: dict, workdir: str, out: int) -> None:
                 setattr(public, name, getattr(module, name))
     os.environ = os.environb = posix.environ = _SealedEnvironment()
     random.seed(0)
-    _limit_resources(request["timeout_s"], request["memory_mb"])
-    sys.addaudithook(_guard(workdir, out))
-    try:
-        reply = _encode(_call_handle(request["source"], request["body"], builtins), quote)
-        while reply:
-            reply = reply[os.write(out, reply) :]
-    except MemoryError:
-        os.write(out, out_of_memory)
-        os._exit(_EXIT_MEMORY)
-    os._exit(0)
+    _limit_resources(cpu_s, request["memory_mb"])
+    sys.addaudithook(_guard(workdir, out, threads))
 
 
 def _encode(reply: dict, quote) -> bytes:
@@ -380,16 +584,32 @@ def _encode(reply: dict, quote) -> bytes:
 
 def _call_handle(source: str, body: str, builtins) -> dict:
     """Compile and run the routine; its result, or the failure it ends in (MemoryError propagates)."""
+    handle, failure = _load_routine(source, builtins)
+    return failure or _call_loaded(handle, body)
+
+
+def _load_routine(source: str, builtins) -> tuple[object, dict | None]:
+    """Compile and run the routine's module: its ``handle`` and None, or None and the failure it ends in."""
     try:
         code = compile(source, "<routine>", "exec")
     except (SyntaxError, ValueError) as error:
-        return _failure("syntax", f"the routine does not compile: {_describe_exception(error)}")
+        return None, _failure("syntax", f"the routine does not compile: {_describe_exception(error)}")
     namespace = {"__name__": "routine", "__builtins__": builtins}
     try:
         exec(code, namespace)
-        handle = namespace.get("handle")
-        if not callable(handle):
-            return _failure("syntax", "the routine defines no handle(body) function")
+    except MemoryError:
+        raise
+    except BaseException as error:
+        return None, _failure("crashed", f"the routine raised {_describe_exception(error)}")
+    handle = namespace.get("handle")
+    if not callable(handle):
+        return None, _failure("syntax", "the routine defines no handle(body) function")
+    return handle, None
+
+
+def _call_loaded(handle, body: str) -> dict:
+    """``handle(body)`` as a reply: its result, or the failure it ends in (MemoryError propagates)."""
+    try:
         result = handle(body)
     except MemoryError:
         raise
@@ -411,13 +631,12 @@ def _describe_exception(error: BaseException) -> str:
     return f"{name}: {text[:200]}" if text else name
 
 
-def _limit_resources(timeout_s: float, memory_mb: int) -> None:
+def _limit_resources(cpu_s: int, memory_mb: int) -> None:
     """Hard limits (soft = hard, so the routine cannot raise them; ``resource.*`` is refused besides)."""
-    import math
     import resource
 
     limits = [
-        (resource.RLIMIT_CPU, math.ceil(timeout_s) + 1),
+        (resource.RLIMIT_CPU, cpu_s),
         (resource.RLIMIT_FSIZE, MAX_FILE_BYTES),
         (resource.RLIMIT_NOFILE, MAX_OPEN_FILES),
         (resource.RLIMIT_CORE, 0),
@@ -450,8 +669,9 @@ class _SealedEnvironment(dict):
     __setitem__ = __delitem__ = setdefault = pop = update = _refuse
 
 
-def _guard(workdir: str, out: int):
-    """The audit hook: refuses the breaches of the module's threat model, ending the process at once.
+def _guard(workdir: str, out: int, threads: bool):
+    """The audit hook: refuses the breaches of the module's threat model (and new threads unless ``threads``),
+    ending the process at once.
 
     Everything it uses is bound here, as closure variables, so that a routine that replaces ``os.path``,
     ``builtins.isinstance`` or ``json`` cannot change its judgement.
@@ -531,6 +751,8 @@ def _guard(workdir: str, out: int):
                     if problem is not None:
                         return problem
             return None
+        if event == "_thread.start_new_thread" and not threads:
+            return "start a thread, which would run between its session's calls"
         if event == "coordkit.removed":
             return f"call {args[0]}" if type_of(args[0]) is str_type else "call a removed function"
         for prefix, what in denied_events:
@@ -555,4 +777,4 @@ def _guard(workdir: str, out: int):
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], int(sys.argv[2]))
