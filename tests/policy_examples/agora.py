@@ -1,8 +1,17 @@
 """Agora's rule-based policies: the schema negotiator, the routine programmer, the suitability check and the
-templated querier and responder, each shown a few of the catalogue's tasks."""
+templated querier and responder, each shown a few of the catalogue's tasks; and the LLM policies of each role,
+answered by the stand-in."""
 
 import numpy as np
 
+from coordkit.agora import stand_in
+from coordkit.agora.llm_policies import (
+    negotiator_policy,
+    programmer_policy,
+    querier_policy,
+    responder_policy,
+    suitability_policy,
+)
 from coordkit.agora.policies import (
     SERVER,
     USER,
@@ -82,4 +91,17 @@ EXAMPLES = [
     PolicyExample("agora_keyword_suitability", lambda rng, client: KeywordSuitability(), suitability_views),
     PolicyExample("agora_template_querier", lambda rng, client: TemplateQuerier(), querier_views),
     PolicyExample("agora_template_responder", lambda rng, client: TemplateResponder(), responder_views),
+    PolicyExample(
+        "agora_llm_negotiator", lambda rng, client: negotiator_policy(client), negotiation_views, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "agora_llm_programmer", lambda rng, client: programmer_policy(client), programming_views, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "agora_llm_suitability", lambda rng, client: suitability_policy(client), suitability_views, reply=stand_in.reply
+    ),
+    PolicyExample("agora_llm_querier", lambda rng, client: querier_policy(client), querier_views, reply=stand_in.reply),
+    PolicyExample(
+        "agora_llm_responder", lambda rng, client: responder_policy(client), responder_views, reply=stand_in.reply
+    ),
 ]

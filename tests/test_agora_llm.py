@@ -1,0 +1,297 @@
+"""Agora's LLM policies: every role through the real anthropic SDK and the local fake server, answered by the
+stand-in, decides as its rule policy; unusable replies fall back, counted; routines are compiled, never run; the
+builders are pure and carry D.3's activity. No network, no key."""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coordkit.agora import llm_policies, stand_in
+from coordkit.agora.llm_policies import (
+    PURPOSES,
+    negotiation_request,
+    negotiator_policy,
+    parse_routine,
+    programmer_policy,
+    programmer_request,
+    querier_policy,
+    querier_request,
+    responder_policy,
+    responder_request,
+    suitability_policy,
+    suitability_request,
+)
+from coordkit.agora.policies import (
+    SERVER,
+    USER,
+    Compose,
+    KeywordSuitability,
+    NegotiationView,
+    ProgrammingView,
+    Read,
+    RoutineProgrammer,
+    SchemaNegotiator,
+    SuitabilityView,
+    TemplateQuerier,
+    TemplateResponder,
+)
+from coordkit.agora.protocol import ProtocolDocument
+from coordkit.agora.routines import run, schema_of
+from coordkit.agora.tasks import example_input, load_catalogue
+from coordkit.llm import LLMRequest, ScriptedClient
+from coordkit.llm.anthropic_client import AnthropicClient
+from coordkit.llm.fake_server import FakeLLMServer
+from coordkit.llm.parsing import ReplyParseError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from policy_examples import agora as examples  # noqa: E402
+
+NONSENSE = "Let me think about it... no idea."
+
+# role: (factory, rule policy, observations, the activity of its requests)
+ROLES = {
+    "querier": (querier_policy, TemplateQuerier(), examples.querier_views, "agora.natural_language"),
+    "responder": (responder_policy, TemplateResponder(), examples.responder_views, "agora.natural_language"),
+    "negotiator": (negotiator_policy, SchemaNegotiator(), examples.negotiation_views, "agora.negotiation"),
+    "suitability": (suitability_policy, KeywordSuitability(), examples.suitability_views, "agora.checks"),
+    "programmer": (programmer_policy, RoutineProgrammer(), examples.programming_views, "agora.implementation"),
+}
+BUILDERS = {
+    "querier": querier_request,
+    "responder": responder_request,
+    "negotiator": negotiation_request,
+    "suitability": suitability_request,
+    "programmer": programmer_request,
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+
+
+def stand_in_answer(request) -> str:
+    """The stand-in's answer to what the fake server received (system prompt and messages, as sent)."""
+    return stand_in.reply(LLMRequest(request.system, request.messages))
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_through_the_sdk_and_the_stand_in_decides_as_its_rule(role):
+    factory, rule, views, purpose = ROLES[role]
+    with FakeLLMServer(stand_in_answer) as server:
+        policy = factory(AnthropicClient(base_url=server.url, max_retries=0))
+        decisions = [policy.decide(view) for view in views()]
+    assert decisions == [rule.decide(view) for view in views()]
+    assert policy.fallback_count == 0 and policy.llm_decisions == len(decisions)
+    calls = 3 * len(decisions) if role == "negotiator" else len(decisions)  # Appendix C: three turns
+    assert len(server.requests) == calls
+
+
+def test_the_negotiation_is_three_turns_user_server_user_and_its_document_carries_the_schema():
+    view = examples.negotiation_views()[0]
+    client = ScriptedClient(stand_in.reply)
+    negotiation = negotiator_policy(client).decide(view)
+    systems = [request.system for request in client.requests]
+    assert systems == [
+        llm_policies.NEGOTIATOR_USER_SYSTEM,
+        llm_policies.NEGOTIATOR_SERVER_SYSTEM,
+        llm_policies.NEGOTIATOR_USER_SYSTEM,
+    ]
+    assert [m.speaker for m in negotiation.messages] == [USER, SERVER, USER]
+    assert schema_of(negotiation.document).task == view.task.name
+    assert negotiation.document.name == view.task.name and negotiation.document.description
+    # each turn's prompt carries what was said before it
+    assert negotiation.messages[0].text in client.requests[1].messages[0][1]
+    assert negotiation.messages[1].text in client.requests[2].messages[0][1]
+
+
+def test_the_negotiation_runs_async_too():
+    views = examples.negotiation_views()[:2]
+    with FakeLLMServer(stand_in_answer) as server:
+        policy = negotiator_policy(AnthropicClient(base_url=server.url, max_retries=0))
+
+        async def both():
+            return await asyncio.gather(*(policy.decide_async(view) for view in views))
+
+        decisions = asyncio.run(both())
+    assert decisions == [SchemaNegotiator().decide(view) for view in views] and policy.fallback_count == 0
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_nonsense_reply_falls_back_to_the_rule_counted(role):
+    factory, rule, views, _ = ROLES[role]
+    with FakeLLMServer(NONSENSE) as server:
+        policy = factory(AnthropicClient(base_url=server.url, max_retries=0))
+        decisions = [policy.decide(view) for view in views()]
+    assert decisions == [rule.decide(view) for view in views()]
+    assert policy.fallbacks == {"unparseable reply": len(decisions)} and policy.llm_decisions == 0
+    assert len(server.requests) == len(decisions)  # a dialogue stops at its first unusable turn
+
+
+def test_a_failed_call_falls_back_counted():
+    view = examples.negotiation_views()[0]
+    client = ScriptedClient([stand_in.reply(negotiation_request(view))])  # the opening, then no replies left
+    policy = negotiator_policy(client)
+    assert policy.decide(view) == SchemaNegotiator().decide(view)
+    assert policy.fallbacks == {"call failed (LLMError)": 1} and len(client.requests) == 2
+
+
+def test_a_server_specification_without_a_schema_block_ends_the_dialogue():
+    view = examples.negotiation_views()[0]
+    opening = stand_in.reply(negotiation_request(view))
+    client = ScriptedClient([opening, "Agreed: send the date and the place, I send the forecast."])
+    policy = negotiator_policy(client)
+    assert policy.decide(view) == SchemaNegotiator().decide(view)
+    assert policy.fallback_count == 1 and "schema block" in policy.last_failure["unparseable reply"]
+
+
+def test_a_finalised_protocol_without_its_schema_block_is_refused():
+    view = examples.negotiation_views()[0]
+    rule = SchemaNegotiator().decide(view)
+    final = stand_in.reply(negotiation_request(view, rule.messages[:2]))
+    prose_only = final[: final.index("```json")]
+    with pytest.raises(ReplyParseError):
+        llm_policies.parse_turn(prose_only, view, rule.messages[:2])
+    with pytest.raises(ReplyParseError):  # the labels out of order
+        llm_policies.parse_turn(final.replace("AGREEMENT:", "AGREED -").replace("NAME:", "AGREEMENT:"), view, ())
+    assert llm_policies.parse_turn(final, view, rule.messages[:2]) == rule
+
+
+def programming_view():
+    return examples.programming_views()[0]
+
+
+def routine_reply(source: str) -> str:
+    return f"Here is the routine.\n\n```python\n{source}\n```\n"
+
+
+def test_a_routine_with_a_syntax_error_falls_back():
+    view = programming_view()
+    policy = programmer_policy(
+        ScriptedClient([routine_reply("def handle(event):\n    return json.dumps({'return': 1}")])
+    )
+    assert policy.decide(view) == RoutineProgrammer().decide(view)
+    assert policy.fallback_count == 1 and "does not compile" in policy.last_failure["unparseable reply"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        routine_reply("def answer(event):\n    return event"),  # no handle
+        routine_reply("class Routine:\n    def handle(self, event):\n        return event"),  # not at the top level
+        "def handle(event):\n    return event",  # no fenced block
+        routine_reply("x = '\0'"),  # a null byte: compile() refuses it with a ValueError
+        "```json\n{}\n```",  # a block, but not Python
+    ],
+)
+def test_a_routine_reply_must_define_handle_in_a_fenced_block(reply):
+    with pytest.raises(ReplyParseError):
+        parse_routine(reply)
+
+
+def test_the_parser_compiles_a_routine_without_running_it(tmp_path):
+    marker = tmp_path / "ran"
+    source = f"open({str(marker)!r}, 'w').write('ran')\n\ndef handle(event):\n    return event"
+    assert parse_routine(routine_reply(source)) == source + "\n" and not marker.exists()
+    assert parse_routine("NONE") is None and parse_routine("**NONE.**") is None
+
+
+def test_the_routines_the_stand_in_writes_through_the_sdk_run_in_the_sandbox():
+    catalogue = load_catalogue()
+    task = examples.tasks()[0]
+    document = SchemaNegotiator().decide(NegotiationView(task)).document
+    with FakeLLMServer(stand_in_answer) as server:
+        policy = programmer_policy(AnthropicClient(base_url=server.url, max_retries=0))
+        user = policy.decide(ProgrammingView(document, USER))
+        server_side = policy.decide(ProgrammingView(document, SERVER, "perform"))
+    instance = example_input(task, np.random.default_rng(3))
+
+    def perform(**fields):
+        return catalogue.answer(task, fields)
+
+    def send(body):
+        return run(server_side, body, {"perform": perform})
+
+    assert run(user, instance, {"send": send}) == catalogue.answer(task, instance)
+
+
+def test_the_suitability_reply_names_a_candidate_or_none():
+    view = examples.suitability_views()[0]
+    chosen = view.candidates[2]
+    assert llm_policies.parse_choice(f"PROTOCOL: {chosen.hash}", view) == chosen
+    assert llm_policies.parse_choice(f"**PROTOCOL:** `{chosen.hash}`", view) == chosen
+    assert llm_policies.parse_choice("PROTOCOL: NONE", view) is None
+    assert llm_policies.parse_choice("Checked.\nprotocol: none of them", view) is None
+    odd = next(d for d in (ProtocolDocument(f"document {i}") for i in range(1000)) if d.hash[0] in "+/")
+    assert llm_policies.parse_choice(f"PROTOCOL: {odd.hash}", SuitabilityView(view.task, (odd,))) == odd
+    for reply in ["PROTOCOL: " + "A" * 27 + "=", "I would pick the second one.", "PROTOCOL: the weather one"]:
+        with pytest.raises(ReplyParseError):
+            llm_policies.parse_choice(reply, view)
+
+
+def test_a_read_reply_must_fit_the_schema_of_what_its_reader_needs():
+    task = examples.tasks()[0]
+    instance = example_input(task, np.random.default_rng(0))
+    output = load_catalogue().answer(task, instance)
+    assert task.output["required"]  # so that {} misses fields
+    wrong_type = dict(output, **{task.output["required"][0]: {"not": "a value"}})
+    replies = ["{}", json.dumps(dict(output, not_a_field=1)), json.dumps(wrong_type), f"Sure: {json.dumps(output)}"]
+    querier = querier_policy(ScriptedClient(replies))
+    view = Read(task, TemplateResponder().decide(Compose(task, output)))
+    assert [querier.decide(view) for _ in replies] == [output] * len(replies)
+    assert querier.fallbacks == {"unparseable reply": 3} and querier.llm_decisions == 1
+
+
+def test_the_stand_in_reads_only_what_rules_write():
+    task = examples.tasks()[0]
+    view = Read(task, "Hi! Could you tell me the usual for tomorrow, please?")
+    assert stand_in.reply(responder_request(view)) == stand_in.CANNOT
+    assert stand_in.reply(LLMRequest.user("You are a helpful assistant.", "Hello")) == stand_in.CANNOT
+    policy = responder_policy(ScriptedClient(stand_in.reply))
+    with pytest.raises(ReplyParseError):  # the fallback cannot read prose either: the agent's problem, not hidden
+        policy.decide(view)
+    assert policy.fallback_count == 1
+
+
+def every_request():
+    """Each builder on each of its example views (the negotiator: each of the dialogue's three turns)."""
+    for role, (_, rule, views, purpose) in ROLES.items():
+        for view in views():
+            if role == "negotiator":
+                messages = rule.decide(view).messages
+                for turn in range(3):
+                    yield role, purpose, lambda view=view, said=messages[:turn]: negotiation_request(view, said)
+            else:
+                yield role, purpose, lambda view=view, role=role: BUILDERS[role](view)
+
+
+def test_builders_are_deterministic_and_carry_the_activity():
+    seen = set()
+    for _, purpose, build in every_request():
+        first, again = build(), build()
+        assert first == again and first.purpose == purpose and first.system and first.messages[0][1]
+        seen.add(first.purpose)
+    assert seen == set(PURPOSES)
+
+
+def test_the_prompts_give_what_each_decision_needs():
+    task = examples.tasks()[0]
+    document = SchemaNegotiator().decide(NegotiationView(task)).document
+    server_prompt = programmer_request(ProgrammingView(document, SERVER, "lookup")).messages[0][1]
+    user_prompt = programmer_request(ProgrammingView(document, USER)).messages[0][1]
+    assert "lookup(...)" in server_prompt and "send(body)" in user_prompt and document.text in user_prompt
+    assert all('{"call": "<tool name>"' in p and '{"return": <' in p for p in (server_prompt, user_prompt))
+    check = suitability_request(SuitabilityView(task, (document,))).messages[0][1]
+    assert document.hash in check and document.name in check and document.description in check
+    opening = negotiation_request(NegotiationView(task)).messages[0][1]
+    assert task.description in opening and "receives a string and returns a string" in opening
+
+
+def test_a_rule_document_in_prose_gets_no_routine_from_the_stand_in():
+    view = ProgrammingView(examples.PROSE, USER)
+    assert stand_in.reply(programmer_request(view)) == "NONE"
+    assert programmer_policy(ScriptedClient(stand_in.reply)).decide(view) is None
