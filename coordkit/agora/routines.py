@@ -72,9 +72,9 @@ def run(
 
     Source runs in the sandbox, a process forked for each call, within ``timeout_s`` and ``memory_mb``. A callable
     is called here: a :class:`~coordkit.agora.sandbox.RoutineSession` (sandboxed, under its own limits), or a human
-    routine, which runs in the kit's process (a ValueError it raises is a crash, as in the sandbox). ``tools`` maps a name to a kit function that
-    takes the routine's arguments as keywords and returns a JSON value, or raises ValueError when it cannot act on
-    them. A routine may call tools ``max_calls`` times in all.
+    routine, which runs in the kit's process (a ValueError it raises is a crash, as in the sandbox). ``tools`` maps
+    a name to a kit function that takes the routine's arguments as keywords and returns a JSON value, or raises
+    ValueError when it cannot act on them. A routine may call tools ``max_calls`` times in all.
     """
     _check_run(routine, tools, max_calls)
     results = []
