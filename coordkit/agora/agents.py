@@ -1,0 +1,336 @@
+"""Agora's agents (§4.1–4.2, Appendix D.1): users who ask, servers who answer, and the choice each makes per query.
+
+A :class:`Participant` asks servers. Per (server, task) it keeps a :class:`Relation`: how many queries it sent
+(``exchanges``), the protocol it adopted and its routine, and the documents it has already judged. With no protocol
+adopted, once ``exchanges`` reaches ``check_after`` it checks the server's ``/.wellknown`` and its reference
+database for a suitable document it has not judged yet (the first check comes on query ``check_after + 1``); none
+suitable and ``exchanges`` at ``negotiate_after``, it negotiates one with the server, submits it to its database, and
+both sides write their routines. A server counts its natural-language answers to anyone since its last negotiation
+and, at ``server_negotiate_after``, asks the user it is answering to negotiate, then starts again from 0.
+
+A query goes in the adopted protocol when the participant has a routine for it (a routine that fails falls back to
+natural language, counted); otherwise in natural language, through the querier and responder policies (an LLM, or
+the rule-based templates). A :class:`Server` answers from its tools, asking the servers it depends on as a
+participant itself: Figure 4's multi-hop workflows.
+
+Every decision that stands for an LLM call goes through the model (:meth:`Participant.decide`, and
+:meth:`Participant.say` for a negotiation's turns), which charges it to the run's
+:class:`~coordkit.agora.costs.CostLog` and, for a provider that fails (D.2: Gemini's API), may lose the query.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+import mesa
+
+from coordkit.agora.policies import (
+    SERVER,
+    USER,
+    Compose,
+    Message,
+    Negotiation,
+    NegotiationView,
+    ProgrammingView,
+    Read,
+    SuitabilityView,
+)
+from coordkit.agora.protocol import Envelope, ProtocolDocument, ProtocolError, Response, WellKnown, fetch
+from coordkit.agora.routines import SEND, run
+from coordkit.agora.sandbox import RoutineError
+from coordkit.agora.tasks import Server as ServerSpec
+from coordkit.agora.tasks import Task
+from coordkit.llm.parsing import ReplyParseError
+
+ASK_TO_NEGOTIATE = "I would like to negotiate a protocol for this task with you."  # D.1: the server's request
+AGREED = "agreed"
+LOST = "lost: the provider did not answer"  # a failure's body when an LLM call failed and the query is lost
+
+
+class QueryLost(Exception):
+    """An LLM provider failed to answer (D.2): the query it served is lost."""
+
+
+@dataclass
+class Relation:
+    """What a participant knows about one (server, task) it asks (D.1's counter, and the protocol it adopted)."""
+
+    exchanges: int = 0
+    document: ProtocolDocument | None = None
+    routine: object = None  # routine source (sandboxed) or None: no routine, natural language
+    judged: set[str] = field(default_factory=set)  # hashes already checked for this task
+
+
+@dataclass
+class Tally:
+    """What one query did, across every agent it reached (a row of the model's frame)."""
+
+    hops: int = 0
+    checked: int = 0
+    negotiated: int = 0
+    implemented: int = 0
+    llm_calls: int = 0
+    routine_calls: int = 0
+    routine_fallbacks: int = 0
+
+
+class Participant(mesa.Agent):
+    """An agent that asks servers: a user, or a server towards the servers it depends on."""
+
+    def __init__(self, model, name: str, llm_model: str, database):
+        super().__init__(model)
+        self.name = name
+        self.llm_model = llm_model  # D.2's model: its price, and whether its provider fails
+        self.database = database  # the reference protocol database (D.1: assigned at random)
+        self.relations: dict[tuple[str, str], Relation] = {}
+        self.last_mode = ""  # how its latest query went: "protocol" or "natural_language"
+
+    def decide(self, role: str, view):
+        """The decision of policy ``role`` on ``view``, made as one LLM call (or QueryLost, D.2)."""
+        return self.model.decide(self, role, view)
+
+    def ask(self, task: Task, data: dict) -> dict:
+        """The output of ``task`` for ``data`` from its server; QueryLost when a provider failed on the way."""
+        relation = self.relations.setdefault((task.server, task.name), Relation())
+        if self.model.protocol == "agora" and relation.document is None:
+            self._look_for_protocol(task, relation)
+        relation.exchanges += 1
+        if relation.routine is not None:
+            output = self._in_protocol(task, data, relation)
+            if output is not None:
+                self.last_mode = "protocol"
+                return output
+        self.last_mode = "natural_language"
+        output, asked = self._in_natural_language(task, data)
+        if asked and self.model.protocol == "agora" and relation.document is None:
+            self._negotiate(task, relation)
+        return output
+
+    # --- choosing a protocol (§4.2, D.1) -----------------------------------------------------------------------
+
+    def _look_for_protocol(self, task: Task, relation: Relation) -> None:
+        if relation.exchanges < self.model.check_after:
+            return
+        self.model.tally.checked += 1
+        candidates = [d for d in self._candidates(task) if d.hash not in relation.judged]
+        if candidates:  # the LLM reads only documents it has not judged for this task (as the demo's code)
+            relation.judged.update(d.hash for d in candidates)
+            chosen = self.decide("suitability", SuitabilityView(task, tuple(candidates)))
+            if chosen is not None:
+                self._adopt(task, relation, chosen)
+                return
+        if relation.exchanges >= self.model.negotiate_after:
+            self._negotiate(task, relation)
+
+    def _candidates(self, task: Task) -> list[ProtocolDocument]:
+        """The server's protocols (its ``/.wellknown``), then the reference database's matches, each once."""
+        found: dict[str, ProtocolDocument] = {}
+        listing = self.model.channel.wellknown(task.server, sender=self.name)
+        for hash, sources in listing.protocols.items():
+            try:
+                found[hash] = fetch(sources, hash, fetcher=_no_remote_sources)
+            except ProtocolError:
+                continue  # a document no source gives is not a candidate
+        for entry in self.database.search(task.name):
+            if entry.hash not in found:
+                found[entry.hash] = self.database.get(entry.hash)
+        return list(found.values())
+
+    def _adopt(self, task: Task, relation: Relation, document: ProtocolDocument) -> None:
+        relation.document = document
+        relation.routine = self.decide("programmer", ProgrammingView(document, USER))
+        self.model.tally.implemented += 1
+
+    def _negotiate(self, task: Task, relation: Relation) -> None:
+        """Negotiate a protocol for ``task`` with its server over the bootstrap protocol, turn by turn (§4.2, App. C):
+        the user proposes, the server specifies, the user agrees and sends the finalised document."""
+        view = NegotiationView(task)
+        self.model.tally.negotiated += 1
+        proposal, settled = self.say(view, ())
+        reply = self._send_negotiation(task, {"message": proposal.text})
+        if reply.status != "success":
+            return
+        negotiation = settled or self.model.negotiation_turn(self, view, (proposal, Message(SERVER, reply.body)))
+        document = negotiation.document
+        closing = {"message": negotiation.messages[-1].text, "protocol": document.data_uri, "hash": document.hash}
+        response = self._send_negotiation(task, closing)
+        relation.judged.add(document.hash)
+        if response.status == "success" and response.body == AGREED:
+            self.database.add(document, (document.data_uri,))
+            self._adopt(task, relation, document)
+
+    def say(self, view: NegotiationView, messages: tuple[Message, ...]) -> tuple[Message, Negotiation | None]:
+        """This agent's next message in the negotiation, and the whole negotiation if its LLM's turn fell back to
+        the rules (whose negotiation then settles the rest)."""
+        said = self.model.negotiation_turn(self, view, messages)
+        if isinstance(said, Negotiation):
+            return said.messages[len(messages)], said
+        return said, None
+
+    def _send_negotiation(self, task: Task, body: dict) -> Response:
+        envelope = Envelope.in_protocol(self.model.negotiation_document, json.dumps({"task": task.name, **body}))
+        return self._send(task.server, envelope)
+
+    # --- one exchange ------------------------------------------------------------------------------------------
+
+    def _in_protocol(self, task: Task, data: dict, relation: Relation) -> dict | None:
+        """The output through the routine, or None when it failed (counted; the caller uses natural language)."""
+        tally = self.model.tally
+        rejected = []
+
+        def send(body: str) -> str:
+            response = self._send(task.server, Envelope.in_protocol(relation.document, body))
+            if response.status == "success":
+                return response.body
+            if response.body == LOST:
+                raise QueryLost(f"{task.server} lost the query")
+            rejected.append(response.status == "rejected")
+            raise ValueError(f"{task.server} answered {response.status}: {response.body[:200]}")
+
+        try:
+            tally.routine_calls += 1
+            output = run(self.model.runnable(self, relation.routine), data, {SEND: send})
+            self.model.check_output(task, output)
+        except RoutineError:
+            tally.routine_fallbacks += 1
+            if rejected and rejected[-1]:  # B.1: the server refuses this protocol; look again later
+                relation.document, relation.routine = None, None
+            return None
+        return output
+
+    def _in_natural_language(self, task: Task, data: dict) -> tuple[dict, bool]:
+        """The output from a natural-language exchange, and whether the server asked to negotiate."""
+        query = self.decide("querier", Compose(task, data))
+        response = self._send(task.server, Envelope.natural_language(query))
+        if response.status != "success":
+            raise QueryLost(f"{task.server} answered {response.status}: {response.body[:200]}")
+        asked = response.body.rstrip().endswith(ASK_TO_NEGOTIATE)
+        try:
+            output = self.decide("querier", Read(task, response.body))
+        except ReplyParseError as error:
+            raise QueryLost(f"{self.name} could not read {task.server}'s reply: {error}") from None
+        return output, asked
+
+    def _send(self, receiver: str, envelope: Envelope) -> Response:
+        self.model.tally.hops += 1
+        return self.model.channel.send(self.name, receiver, envelope)
+
+
+class User(Participant):
+    """A user (D.1): sends the screenplay's queries."""
+
+
+class Server(Participant):
+    """A server (D.1): answers queries with its tools and, through ``ask``, the servers it depends on."""
+
+    def __init__(self, model, spec: ServerSpec, database):
+        super().__init__(model, spec.name, spec.model, database)
+        self.spec = spec
+        self.protocols: dict[str, tuple[ProtocolDocument, Task, object]] = {}  # hash → document, task, routine
+        self.natural_language_answers = 0  # D.1's server counter, since the last negotiation
+
+    def wellknown(self) -> WellKnown:
+        """B.3: the protocols this server serves, hash → sources."""
+        return WellKnown({hash: (document.data_uri,) for hash, (document, _, _) in self.protocols.items()})
+
+    def handle(self, envelope: Envelope) -> Response:
+        """B.1: answer a request in natural language, in the bootstrap protocol, or in a protocol document."""
+        try:
+            if envelope.protocol_hash is None:
+                return self._answer_natural_language(envelope.body)
+            if envelope.protocol_hash == self.model.negotiation_document.hash:
+                return self._answer_negotiation(envelope.body)
+            return self._answer_in_protocol(envelope)
+        except QueryLost:
+            return Response.failure(LOST)
+
+    def perform(self, task: Task, fields: dict) -> dict:
+        """Run the task's tools and dependencies in order (the server's side of :meth:`Catalogue.answer`)."""
+        known = dict(fields)
+        for use in task.uses:
+            if "." in use:
+                dependency = self.model.catalogue.task(*use.split(".", 1))
+                asked = {name: known[name] for name in dependency.input["properties"]}
+                known.update(self.ask(dependency, asked))
+            else:
+                known.update(self.spec.tools[use].row(known, self.model.world_seed))
+        return {name: known[name] for name in task.output["properties"]}
+
+    def _answer_natural_language(self, text: str) -> Response:
+        task = self._task_named_in(text)
+        if task is None:
+            return Response.failure(f"{self.name} serves the tasks {list(self.spec.tasks)}; name one of them")
+        try:
+            data = self.decide("responder", Read(task, text))
+        except ReplyParseError as error:
+            return Response.failure(f"{self.name} could not read the query: {error}")
+        reply = self.decide("responder", Compose(task, self.perform(task, data)))
+        self.natural_language_answers += 1
+        if self.model.protocol == "agora" and self.natural_language_answers >= self.model.server_negotiate_after:
+            self.natural_language_answers = 0
+            reply = f"{reply}\n\n{ASK_TO_NEGOTIATE}"
+        return Response.success(reply)
+
+    def _task_named_in(self, text: str) -> Task | None:
+        """The task a natural-language query is about: the one whose name it mentions (longest name first)."""
+        for name in sorted(self.spec.tasks, key=len, reverse=True):
+            if name in text:
+                return self.spec.tasks[name]
+        return None
+
+    def _answer_negotiation(self, body: str) -> Response:
+        try:
+            message = json.loads(body)
+            task = self.spec.tasks[message["task"]]
+        except (ValueError, KeyError, TypeError):
+            return Response.failure(f"a negotiation's body is JSON naming one of the tasks {list(self.spec.tasks)}")
+        if "protocol" not in message:
+            specification, _ = self.say(NegotiationView(task), (Message(USER, str(message.get("message", ""))),))
+            return Response.success(specification.text)
+        self.natural_language_answers = 0  # D.1: after a negotiation the counter starts again
+        try:
+            document = fetch([message["protocol"]], message["hash"], fetcher=_no_remote_sources)
+        except (ProtocolError, TypeError):
+            return Response.success("rejected")
+        return Response.success(AGREED if self._serve(document, task) else "rejected")
+
+    def _answer_in_protocol(self, envelope: Envelope) -> Response:
+        if envelope.protocol_hash not in self.protocols:
+            try:
+                document = fetch(envelope.protocol_sources, envelope.protocol_hash, fetcher=_no_remote_sources)
+            except ProtocolError as error:
+                return Response.failure(str(error))
+            if not any(self._serve(document, task) for task in self.spec.tasks.values()):
+                return Response.rejected()
+        document, task, routine = self.protocols[envelope.protocol_hash]
+        tally = self.model.tally
+        tally.routine_calls += 1
+        try:
+            body = run(self.model.runnable(self, routine), envelope.body, {task.name: self._tool(task)})
+        except RoutineError as error:
+            tally.routine_fallbacks += 1
+            return Response.failure(f"{self.name}'s routine failed: {error}")
+        return Response.success(body)
+
+    def _serve(self, document: ProtocolDocument, task: Task) -> bool:
+        """Check ``document`` for ``task`` and, if suitable, write the routine and list it; False otherwise."""
+        if document.hash in self.protocols:
+            return True
+        if self.decide("suitability", SuitabilityView(task, (document,))) is None:
+            return False
+        routine = self.decide("programmer", ProgrammingView(document, SERVER, task.name))
+        self.model.tally.implemented += 1
+        if routine is None:
+            return False
+        self.protocols[document.hash] = (document, task, routine)
+        return True
+
+    def _tool(self, task: Task):
+        def tool(**fields):
+            return self.perform(task, fields)
+
+        return tool
+
+
+def _no_remote_sources(uri: str) -> str:
+    """The kit's agents fetch documents from ``data:`` sources only: a run never reaches the network."""
+    raise OSError(f"{uri[:80]} is not a data: URI; the kit's agents read documents only from data: sources")

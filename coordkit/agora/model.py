@@ -1,0 +1,435 @@
+"""Agora networks as Mesa models: the two-agent weather demo (§5.2) and the 100-agent network (§5.3, Appendix D).
+
+A step is one query of the screenplay: the user chooses how to ask (maybe checking for a protocol, maybe
+negotiating one, :mod:`~coordkit.agora.agents`), the query travels (with the hops its server makes to the servers
+it depends on), and the protocol databases count it (every ``sync_interval``-th query they share their documents,
+D.1). ``protocol="natural_language"`` is the counterfactual: the same queries, natural language only. Both arms of
+one seed play the same screenplay and the same task data.
+"""
+
+import dataclasses
+
+import pandas as pd
+
+from coordkit.agora import llm_policies, stand_in
+from coordkit.agora import policies as rules
+from coordkit.agora.agents import QueryLost, Server, Tally, User
+from coordkit.agora.costs import ACTIVITIES, ACTIVITY_OF, ChargedClient, CostLog
+from coordkit.agora.databases import DatabaseNetwork
+from coordkit.agora.protocol import ProtocolDocument
+from coordkit.agora.routines import ContractError
+from coordkit.agora.sandbox import RoutineSession, routine_session
+from coordkit.agora.schemas import validate
+from coordkit.agora.screenplay import screenplay
+from coordkit.agora.tasks import MODELS, Task, example_input, keyed_rng, load_catalogue
+from coordkit.agora.transport import HTTPTransport, InProcessTransport
+from coordkit.llm import LLMClient
+from coordkit.model import Model
+from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.paths import DATA
+
+PROTOCOLS = ("agora", "natural_language")
+PROTOCOL_NAMES = {"agora": "Agora (protocols where they pay)", "natural_language": "natural language only"}
+TRANSPORTS = ("in_process", "http")
+TRANSPORT_NAMES = {"in_process": "in process", "http": "HTTP on 127.0.0.1"}
+UNRELIABLE = "gemini-1.5-pro"  # D.2: the provider whose API failed
+REQUESTS = {
+    "querier": llm_policies.querier_request,
+    "responder": llm_policies.responder_request,
+    "suitability": llm_policies.suitability_request,
+    "programmer": llm_policies.programmer_request,
+}
+FACTORIES = {
+    "querier": llm_policies.querier_policy,
+    "responder": llm_policies.responder_policy,
+    "negotiator": llm_policies.negotiator_policy,
+    "suitability": llm_policies.suitability_policy,
+    "programmer": llm_policies.programmer_policy,
+}
+FRAME_COLUMNS = (
+    "query",
+    "user",
+    "server",
+    "task",
+    "user_model",
+    "server_model",
+    "mode",
+    "hops",
+    "checked",
+    "negotiated",
+    "implemented",
+    *(f"cost_{activity}" for activity in ACTIVITIES),
+    "cost",
+    "cumulative_cost",
+    "llm_calls",
+    "routine_calls",
+    "routine_fallbacks",
+    "lost",
+    "correct",
+    "protocols",
+)
+
+
+def _protocol(doc: str) -> Choice:
+    return Choice("protocol", "agora", PROTOCOLS, labels=PROTOCOL_NAMES, doc=doc)
+
+
+def _thresholds(check: int, negotiate: int, source: str) -> tuple[Integer, Integer]:
+    return (
+        Integer(
+            "check_after",
+            check,
+            1,
+            100,
+            doc=f"a user looks for a protocol once it sent a server this many queries of a task ({source}: {check})",
+        ),
+        Integer(
+            "negotiate_after",
+            negotiate,
+            1,
+            100,
+            doc=f"and negotiates one once it sent this many and found none ({source}: {negotiate})",
+        ),
+    )
+
+
+def _transport() -> Choice:
+    return Choice("transport", "in_process", TRANSPORTS, labels=TRANSPORT_NAMES, doc="how messages travel")
+
+
+def _routine_timeout() -> Real:
+    return Real("routine_timeout_s", 1.0, 0, 60, low_open=True, unit="s", doc="wall time a routine call may take")
+
+
+def _llm() -> Instance:
+    return Instance(
+        "llm", None, LLMClient, optional="rule-based stand-ins, costs estimated", doc="the LLM every agent uses"
+    )
+
+
+def _check_before_negotiating(p: dict) -> None:
+    if p["negotiate_after"] < p["check_after"]:
+        raise ParameterError(
+            f"negotiate_after={p['negotiate_after']} is below check_after={p['check_after']}: a user checks for an "
+            f"existing protocol before negotiating one (D.1); raise negotiate_after to at least {p['check_after']}"
+        )
+
+
+def _a_query_per_user(p: dict) -> None:
+    if p["queries"] < p["users"]:
+        raise ParameterError(
+            f"queries={p['queries']} is below users={p['users']}: D.2 gives every user at least one query; "
+            f"raise queries or lower users"
+        )
+
+
+class _Engine:
+    """What both models share: the agents' services (transport, databases, policies, costs, failures)."""
+
+    def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame, failure_rate: float) -> None:
+        self.catalogue = load_catalogue()
+        self.failure_rate = failure_rate
+        streams = self.rng.spawn(3)
+        self.world_seed = int(streams[0].integers(2**31))
+        database_rng = streams[1]
+        self.plan = plan
+        self.negotiation_document = ProtocolDocument.compose(
+            (DATA / "agora" / "negotiation_protocol.txt").read_text(encoding="utf-8"),
+            name="negotiation",
+            description="the bootstrap protocol in which agents negotiate protocol documents",
+        )
+        self.protocol_databases = DatabaseNetwork(size=self.databases, sync_interval=self.sync_interval)
+        chain = self.protocol_databases.databases
+
+        def pick():
+            return chain[int(database_rng.integers(len(chain)))]
+
+        self.server_agents = {spec.name: Server(self, spec, pick()) for spec in servers}
+        self.user_agents = [User(self, name, model, pick()) for name, model in users]
+        self.channel = HTTPTransport() if self.transport == "http" else InProcessTransport()
+        for server in self.server_agents.values():
+            self.channel.register(server)
+        self.costs = CostLog()
+        self.roles = self._roles()
+        self._sessions: dict[tuple[str, str], RoutineSession] = {}
+        self.tally = None
+        self.deciding = None  # the agent whose decision an LLM is asked for (its calls are charged to it)
+        self._rows = [self._row(None, None, None, 0, False)]
+
+    def _roles(self) -> dict:
+        """The policies every agent decides with: the rule-based stand-ins, or LLM policies falling back to them."""
+        stand_ins = {
+            "querier": rules.TemplateQuerier(),
+            "responder": rules.TemplateResponder(),
+            "negotiator": rules.SchemaNegotiator(),
+            "suitability": rules.KeywordSuitability(),
+            "programmer": rules.RoutineProgrammer(),
+        }
+        if self.llm is None:
+            return stand_ins
+        client = ChargedClient(self.llm, self.costs, lambda: (self.deciding.name, self.deciding.llm_model))
+        return {role: FACTORIES[role](client, fallback) for role, fallback in stand_ins.items()}
+
+    # --- services the agents use --------------------------------------------------------------------------------
+
+    def provider_fails(self, agent) -> bool:
+        """Whether this LLM call of ``agent`` fails (D.2: only Gemini's API did), drawn per query and call."""
+        if self.llm is not None or agent.llm_model != UNRELIABLE or self.failure_rate == 0:
+            return False
+        draw = keyed_rng(self.world_seed, "failure", self.steps, self.tally.llm_calls).random()
+        return bool(draw < self.failure_rate)
+
+    def decide(self, agent, role: str, view):
+        """``agent``'s decision by its ``role`` policy on ``view``: one LLM call, or a stand-in charged as one."""
+        self._call_starts(agent)
+        self._estimate(agent, REQUESTS[role](view))
+        return self.roles[role].decide(view)
+
+    def negotiation_turn(self, agent, view, messages: tuple):
+        """``agent``'s turn in a negotiation after ``messages``: its message, or the whole negotiation when the
+        turn concludes it (the last turn) or an LLM's turn fell back to the rules."""
+        self._call_starts(agent)
+        negotiator = self.roles["negotiator"]
+        if isinstance(negotiator, llm_policies.NegotiationDialogue):
+            return negotiator.turn(view, messages)
+        self._estimate(agent, llm_policies.negotiation_request(view, messages))
+        negotiation = negotiator.decide(view)
+        last = len(messages) == len(llm_policies.TURNS) - 1
+        return negotiation if last else negotiation.messages[len(messages)]
+
+    def _call_starts(self, agent) -> None:
+        """Count an LLM call of ``agent`` (its replies are charged to it), or lose the query if it fails (D.2)."""
+        self.tally.llm_calls += 1
+        if self.provider_fails(agent):
+            raise QueryLost(f"{agent.name}'s {agent.llm_model} call failed")
+        self.deciding = agent
+
+    def _estimate(self, agent, request) -> None:
+        """Without an LLM, charge the call a stand-in decision replaces: the prompt ``request`` would send and the
+        reply the stand-in writes for it (with an LLM, its client charges the real replies)."""
+        if self.llm is None:
+            prompt = "\n".join([request.system, *(text for _, text in request.messages)])
+            activity = ACTIVITY_OF[request.purpose]
+            self.costs.estimate(agent.name, agent.llm_model, activity, prompt, stand_in.reply(request))
+
+    def runnable(self, agent, routine: str) -> RoutineSession:
+        """The sandbox session that runs ``routine`` for ``agent``: one process per agent and routine, so that a
+        call costs a message, not a fork (routines of different agents never share a process)."""
+        key = (agent.name, routine)
+        if key not in self._sessions:
+            self._sessions[key] = routine_session(routine, timeout_s=self.routine_timeout_s)
+        return self._sessions[key]
+
+    def close(self) -> None:
+        """Stop the run's servers (over HTTP) and its routines' sandbox processes; done when the run ends."""
+        self.channel.close()
+        for session in self._sessions.values():
+            session.close()
+        self._sessions.clear()
+
+    @staticmethod
+    def check_output(task: Task, output) -> None:
+        """A routine's output must be the task's output (else the agent falls back to natural language)."""
+        try:
+            validate(output, task.output, f"the output of {task.name}")
+        except ValueError as error:
+            raise ContractError("bad_reply", str(error)) from None
+
+    # --- the step --------------------------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        query = self.plan.iloc[self.steps - 1]
+        user = self.user_agents[int(query.user)]
+        task = self.catalogue.task(query.server, query.task)
+        data = example_input(task, keyed_rng(self.world_seed, "input", self.steps))
+        self.costs.query = self.steps
+        self.tally = Tally()
+        try:
+            output = user.ask(task, data)
+        except QueryLost:
+            output = None
+        correct = output is not None and output == self.catalogue.answer(task, data, self.world_seed)
+        self.protocol_databases.query_executed()
+        self._rows.append(self._row(user, task, query, self.steps, correct, lost=output is None))
+        if self.steps == len(self.plan):
+            self.running = False
+            self.close()
+
+    def _row(self, user, task, query, step: int, correct: bool, lost: bool = False) -> dict:
+        tally = self.tally or Tally()
+        return {
+            "query": step,
+            "user": "" if user is None else user.name,
+            "server": "" if task is None else task.server,
+            "task": "" if task is None else task.name,
+            "user_model": "" if user is None else user.llm_model,
+            "server_model": "" if task is None else self.server_agents[task.server].llm_model,
+            "mode": "" if user is None else ("lost" if lost else user.last_mode),
+            **vars(tally),
+            "lost": int(lost),
+            "correct": int(correct),
+            "protocols": self.protocol_databases.store.rows("SELECT COUNT(DISTINCT hash) FROM documents")[0][0],
+        }
+
+    # --- the contract ----------------------------------------------------------------------------------------------
+
+    def frame(self) -> pd.DataFrame:
+        """One row per query (row 0: before the first), in the order they were sent:
+
+        query, user, server, task, user_model, server_model; mode (``protocol``, ``natural_language`` or ``lost``);
+        hops (messages sent, nested ones included), checked (looks for a suitable protocol), negotiated, implemented
+        (routines written); cost_natural_language, cost_negotiation, cost_checks, cost_implementation, cost and
+        cumulative_cost (dollars, D.3's activities, every agent the query reached); llm_calls (decisions an LLM
+        made or a stand-in made in its place), routine_calls, routine_fallbacks (routines that failed, the
+        exchange then in natural language); lost (a provider failed, D.2); correct (the user got the true answer);
+        protocols (distinct documents in the databases).
+        """
+        frame = pd.DataFrame(self._rows)
+        costs = self.costs.by_query(len(self._rows) - 1).reset_index(drop=True)
+        frame = pd.concat([frame, costs], axis=1)
+        frame["cumulative_cost"] = frame["cost"].cumsum()
+        return frame[list(FRAME_COLUMNS)]
+
+    def summary(self) -> dict:
+        """The run's totals: cost (and D.3's shares), negotiations, protocols, how queries went."""
+        frame = self.frame().iloc[1:]
+        total = float(frame["cost"].sum())
+        shares = {f"share_{a}": float(frame[f"cost_{a}"].sum()) / total if total else 0.0 for a in ACTIVITIES}
+        answered = frame[frame["lost"] == 0]
+        return {
+            "total_cost": total,
+            "cost_per_query": total / len(frame),
+            **shares,
+            "negotiations": int(frame["negotiated"].sum()),
+            "protocols": int(frame["protocols"].iloc[-1]),
+            "protocol_share": float((frame["mode"] == "protocol").mean()),
+            "lost_queries": int(frame["lost"].sum()),
+            "correct_share": float(answered["correct"].mean()) if len(answered) else 0.0,
+            "llm_calls": int(frame["llm_calls"].sum()),
+            "routine_fallbacks": int(frame["routine_fallbacks"].sum()),
+            "llm_fallbacks": self.llm_fallbacks,
+            "estimated": self.llm is None,
+        }
+
+    def policies(self) -> list:
+        return list(self.roles.values())
+
+    def transcript(self) -> list[dict]:
+        """Every message that travelled, in order: sender, receiver, path, request and response (JSON text)."""
+        return [exchange._asdict() for exchange in self.channel.transcript]
+
+
+class AgoraNetwork(_Engine, Model):
+    """§5.3's demo: ``users`` users and the catalogue's 15 servers (D.2's models), three protocol databases, and
+    ``queries`` queries from Pareto budgets. Rule-based by default: the stand-ins of
+    :mod:`~coordkit.agora.policies` decide, and each decision is charged as the LLM call it replaces."""
+
+    parameters = Parameters(
+        _protocol("how agents talk: Agora, or the natural-language counterfactual (§5.3)"),
+        Integer("users", 85, 1, 300, doc="user agents (the paper: 85, beside 15 servers)"),
+        Integer("queries", 1000, 1, 10_000, doc="queries in the screenplay (the paper: 1,000)", slider=(100, 2000)),
+        *_thresholds(3, 5, "D.1"),
+        Integer(
+            "server_negotiate_after",
+            10,
+            1,
+            1000,
+            doc="a server asks to negotiate after this many natural-language answers (D.1: 10)",
+            slider=(1, 50),
+        ),
+        Real(
+            "budget_shape",
+            0.5,
+            0,
+            5,
+            low_open=True,
+            step=0.05,
+            doc="Pareto shape of the users' query budgets (D.2: 0.5)",
+        ),
+        Real(
+            "split_shape",
+            1.0,
+            0,
+            5,
+            low_open=True,
+            step=0.05,
+            doc="Pareto shape of a budget's split over task types (D.2: 1)",
+        ),
+        Integer("task_types", 3, 1, 5, doc="task types each user asks (D.2: 3)"),
+        Integer("databases", 3, 1, 10, doc="protocol databases, peered in a chain (D.1: 3)"),
+        Integer(
+            "sync_interval",
+            10,
+            1,
+            1000,
+            doc="the databases share their documents every this many queries (D.1: 10)",
+            slider=(1, 100),
+        ),
+        Real(
+            "failure_rate",
+            0.008,
+            0,
+            0.5,
+            step=0.001,
+            doc="chance that a Gemini agent's LLM call fails, losing the query (D.2 lost 0.8% of queries)",
+            slider=(0, 0.1),
+        ),
+        Choice(
+            "user_models",
+            "uniform",
+            ("uniform", "round_robin"),
+            labels={"uniform": "uniform at random (D.2)", "round_robin": "in turn"},
+            doc="how users get their LLM",
+        ),
+        _transport(),
+        _routine_timeout(),
+        _llm(),
+        relations=(_check_before_negotiating, _a_query_per_user),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        catalogue = load_catalogue()
+        plan_rng, model_rng = self.rng.spawn(2)
+        plan = screenplay(
+            catalogue.pairs(),
+            users=self.users,
+            queries=self.queries,
+            rng=plan_rng,
+            budget_shape=self.budget_shape,
+            split_shape=self.split_shape,
+            task_types=self.task_types,
+        )
+        if self.user_models == "uniform":
+            models = [MODELS[int(i)] for i in model_rng.integers(len(MODELS), size=self.users)]
+        else:
+            models = [MODELS[i % len(MODELS)] for i in range(self.users)]
+        users = [(f"user{i:03d}", model) for i, model in enumerate(models)]
+        self._build(list(catalogue.servers.values()), users, plan, self.failure_rate)
+
+
+class WeatherDemo(_Engine, Model):
+    """§5.2's demo: Alice (a user) asks Bob (the catalogue's weather server) for forecasts, in natural language
+    first; after ``check_after`` queries she looks for a protocol Bob supports, finds none and, at
+    ``negotiate_after``, negotiates one (Appendix C); from then on both sides use routines."""
+
+    parameters = Parameters(
+        _protocol("how Alice and Bob talk: Agora, or natural language only"),
+        Integer("queries", 10, 1, 1000, doc="forecasts Alice asks for", slider=(1, 50)),
+        *_thresholds(3, 3, "§5.2 gives none; the kit's"),
+        Choice("alice_model", "llama-3-405b", MODELS, doc="Alice's LLM (§5.2: Llama 3 405B)"),
+        Choice("bob_model", "gpt-4o", MODELS, doc="Bob's LLM (§5.2: GPT-4o)"),
+        _transport(),
+        _routine_timeout(),
+        _llm(),
+        relations=(_check_before_negotiating,),
+    )
+
+    def __init__(self, *, rng=None, **params):
+        super().__init__(rng=rng, **params)
+        self.databases, self.sync_interval, self.server_negotiate_after = 1, 10, self.queries + 1
+        bob = dataclasses.replace(load_catalogue().servers["weather"], model=self.bob_model)
+        plan = pd.DataFrame(
+            {"query": range(1, self.queries + 1), "user": 0, "server": "weather", "task": "queryWeather"}
+        )
+        self._build([bob], [("alice", self.alice_model)], plan, failure_rate=0.0)
