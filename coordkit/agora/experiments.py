@@ -1,0 +1,223 @@
+"""The Agora paper's experiments as functions returning tidy DataFrames, registered for ``coordkit reproduce``.
+
+- :func:`weather` — §5.2, Appendix C: Alice and Bob, natural language first, then a negotiated protocol; the
+  cumulative cost against natural language only, and the break-even point beside the paper's.
+- :func:`network` — §5.3, Appendix D: the 100-agent network against its natural-language counterfactual; Figure 5a
+  (cost per query), 5b (LLM calls per query as protocols spread), D.3's cost breakdown and the totals.
+- :func:`workflow` — Figure 4: which protocol documents connect which agents, from a run's transcript.
+
+With rule-based stand-ins every cost is an estimate: the token counts of the texts a stand-in read and wrote in an
+LLM's place, at Table 1's prices (:mod:`~coordkit.agora.costs`).
+"""
+
+import json
+from collections import Counter
+
+import pandas as pd
+
+from coordkit.agora import charts, stand_in
+from coordkit.agora.costs import ACTIVITIES
+from coordkit.agora.model import PROTOCOLS, AgoraNetwork, WeatherDemo
+from coordkit.figures import COMPARISON, figure
+from coordkit.llm import LLMClient
+from coordkit.papers import numbers
+from coordkit.seeds import derive_seeds
+
+WINDOW = 100  # Figure 5: a moving window of 100 queries
+SETUP = ("negotiation", "checks", "implementation")  # what a protocol costs before it is used
+ARM_NAMES = {"agora": "Agora", "natural_language": "natural language only"}
+TOTAL_NAMES = {
+    "cost": "cost (USD)",
+    "per_query": "USD a query",
+    "in_protocol": "queries in a protocol (%)",
+    "llm_calls": "LLM calls",
+    "negotiations": "negotiations",
+    "fallbacks": "routine fallbacks",
+    "lost": "lost queries",
+}
+
+
+def play_both(model: type, seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
+    """Both arms of one seed (the same queries and data): the frames, one under the other, with ``protocol``."""
+    frames = [
+        model(protocol=protocol, llm=llm, rng=seed, **params).run().frame().assign(protocol=protocol)
+        for protocol in PROTOCOLS
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def break_even(frame: pd.DataFrame) -> int | None:
+    """The first query from which Agora's cumulative cost stays at or below natural language's (None: never)."""
+    wide = frame.pivot_table(index="query", columns="protocol", values="cumulative_cost")
+    ahead = wide["agora"] <= wide["natural_language"]
+    behind = ahead[~ahead]
+    if behind.empty:
+        return int(ahead.index[1]) if len(ahead) > 1 else None
+    last = behind.index[-1]
+    return None if last == ahead.index[-1] else int(last) + 1
+
+
+def totals(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per arm, means over seeds: what the run cost and how its queries went (readable column names)."""
+    played = frame[frame["query"] > 0]
+    per_seed = played.groupby(["protocol", "seed"]).agg(
+        cost=("cost", "sum"),
+        per_query=("cost", "mean"),
+        in_protocol=("mode", lambda mode: 100 * (mode == "protocol").mean()),
+        llm_calls=("llm_calls", "sum"),
+        negotiations=("negotiated", "sum"),
+        fallbacks=("routine_fallbacks", "sum"),
+        lost=("lost", "sum"),
+    )
+    table = per_seed.groupby("protocol").mean().reindex(list(PROTOCOLS))
+    table.index = [ARM_NAMES[arm] for arm in table.index]
+    digits = {name: 1 for name in TOTAL_NAMES} | {"cost": 3, "per_query": 5}
+    return table.round(digits).rename(columns=TOTAL_NAMES)
+
+
+# --- §5.2: the weather demo -----------------------------------------------------------------------------------------
+
+
+def weather_costs(frame: pd.DataFrame) -> dict:
+    """Per seed's Agora arm: what setting up the protocol cost, a natural-language exchange, a protocol exchange."""
+    agora = frame[(frame["protocol"] == "agora") & (frame["query"] > 0)]
+    setup = sum(agora[f"cost_{activity}"].sum() for activity in SETUP)
+    exchanges = agora["cost_natural_language"]
+    natural = frame[(frame["protocol"] == "natural_language") & (frame["query"] > 0)]["cost"].mean()
+    in_protocol = exchanges[agora["mode"] == "protocol"].mean()
+    return {"setup": setup, "natural_language": natural, "protocol": in_protocol}
+
+
+def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
+    """The paper's cost analysis (§5.2) beside the kit's, averaged over seeds; the kit's costs are estimates."""
+    paper = numbers("agora-weather")
+    costs = pd.DataFrame([weather_costs(seed) for _, seed in frame.groupby("seed")]).mean()
+    uses = costs["setup"] / (costs["natural_language"] - costs["protocol"])
+    estimate = " (estimate)" if frame["estimated"].all() else ""
+    rows = [
+        (
+            "negotiating and implementing, USD",
+            paper.text("negotiation_implementation_cost"),
+            f"{costs['setup']:.4f}{estimate}",
+        ),
+        (
+            "a natural-language exchange, USD",
+            paper.text("natural_language_exchange_cost"),
+            f"{costs['natural_language']:.4f}{estimate}",
+        ),
+        ("an exchange in the protocol, USD", "(not printed)", f"{costs['protocol']:.4f}"),
+        ("uses for the protocol to pay off", paper.text("break_even_uses"), f"more than {uses:.1f}"),
+        ("break-even query (cumulative)", "(not printed)", _queries(frame)),
+    ]
+    return pd.DataFrame(rows, columns=COMPARISON)
+
+
+@figure(
+    "agora-weather",
+    "Agora §5.2: Alice and Bob's weather forecasts, cumulative cost with a negotiated protocol vs natural language",
+    chart=charts.weather,
+    compare=compare_weather,
+    default_seeds=1,
+    llm_agents=True,
+    stand_in=stand_in.reply,
+)
+def weather(seeds: int = 1, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 10) -> pd.DataFrame:
+    """Per seed and arm, one row per query of :class:`WeatherDemo` (its frame, with ``seed``, ``protocol`` and
+    ``estimated``)."""
+    return _arms(WeatherDemo, seeds, base_seed, llm, queries=queries)
+
+
+# --- §5.3: the 100-agent network ------------------------------------------------------------------------------------
+
+
+def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
+    """D.2 and D.3's numbers beside the kit's (means over seeds; the kit's costs are estimates without an LLM)."""
+    paper = numbers("agora-network")
+    played = frame[frame["query"] > 0]
+    totals = played.groupby(["protocol", "seed"])["cost"].sum().groupby("protocol").mean()
+    agora = played[played["protocol"] == "agora"]
+    spent = {activity: agora[f"cost_{activity}"].sum() for activity in ACTIVITIES}
+    names = {"checks": "suitability_checks"}
+    estimate = " (estimate)" if frame["estimated"].all() else ""
+    rows = [
+        (f"total cost, {arm.replace('_', ' ')}, USD", paper.text("total_cost", arm), f"{totals[arm]:.2f}{estimate}")
+        for arm in ("natural_language", "agora")
+    ]
+    rows.append(
+        (
+            "cost ratio, natural language / Agora",
+            paper.text("cost_ratio"),
+            f"{totals['natural_language'] / totals['agora']:.2f}",
+        )
+    )
+    rows += [
+        (
+            f"share of Agora's cost: {activity.replace('_', ' ')}, %",
+            paper.text("cost_share", names.get(activity, activity)),
+            f"{100 * spent[activity] / sum(spent.values()):.0f}",
+        )
+        for activity in ACTIVITIES
+    ]
+    lost = 100 * played.groupby("protocol")["lost"].mean()
+    rows.append(
+        (
+            "queries lost to provider errors, %",
+            paper.text("failure_rate"),
+            ", ".join(f"{lost[a]:.1f} ({a.replace('_', ' ')})" for a in PROTOCOLS),
+        )
+    )
+    rows.append(("break-even query", "(not printed)", _queries(frame)))
+    return pd.DataFrame(rows, columns=COMPARISON)
+
+
+@figure(
+    "agora-network",
+    "Agora §5.3 Fig. 5: a 100-agent network, cost and LLM calls per query, Agora vs natural language",
+    chart=charts.figure5,
+    compare=compare_network,
+    default_seeds=3,
+    llm_agents=True,
+    stand_in=stand_in.reply,
+)
+def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
+    """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with
+    ``seed``, ``protocol`` and ``estimated``)."""
+    return _arms(AgoraNetwork, seeds, base_seed, llm, queries=queries)
+
+
+def _arms(model: type, seeds: int, base_seed: int, llm: LLMClient | None, **params) -> pd.DataFrame:
+    frames = [play_both(model, seed, llm, **params).assign(seed=seed) for seed in derive_seeds(base_seed, seeds)]
+    frame = pd.concat(frames, ignore_index=True).assign(estimated=llm is None)
+    return frame[["seed", "protocol", *frame.columns[:-3], "estimated"]]
+
+
+def _queries(frame: pd.DataFrame) -> str:
+    found = [break_even(seed) for _, seed in frame.groupby("seed")]
+    return ", ".join("never" if query is None else str(query) for query in found)
+
+
+# --- Figure 4: the workflow ---------------------------------------------------------------------------------------
+
+
+def workflow(model: AgoraNetwork | WeatherDemo) -> pd.DataFrame:
+    """Figure 4 from a run's transcript: one row per (sender, receiver, protocol) of the queries that travelled in
+    a protocol document (negotiations left out), with the task it serves and how many times it was used."""
+    bootstrap = model.negotiation_document.hash
+    names = {}
+    uses: Counter = Counter()
+    for exchange in model.channel.transcript:
+        if exchange.path != "/":
+            continue
+        envelope = json.loads(exchange.request)
+        hash = envelope["protocolHash"]
+        if hash is None or hash == bootstrap:
+            continue
+        uses[(exchange.sender, exchange.receiver, hash)] += 1
+        names.setdefault(hash, _task_of(model, exchange.receiver, hash))
+    rows = [{"sender": s, "receiver": r, "protocol": h, "task": names[h], "uses": n} for (s, r, h), n in uses.items()]
+    return pd.DataFrame(rows, columns=["sender", "receiver", "protocol", "task", "uses"])
+
+
+def _task_of(model, receiver: str, hash: str) -> str:
+    served = model.server_agents[receiver].protocols.get(hash)
+    return served[1].name if served else ""
