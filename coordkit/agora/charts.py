@@ -41,8 +41,8 @@ def weather(frame: pd.DataFrame) -> alt.LayerChart:
     )
     paper = numbers("agora-weather")
     subtitle = (
-        f"the paper: {paper.text('negotiation_implementation_cost')} USD to negotiate and implement, "
-        f"{paper.text('natural_language_exchange_cost')} USD a natural-language exchange"
+        f"the paper: {paper.value('negotiation_implementation_cost'):.3f} USD to negotiate and implement, "
+        f"{paper.value('natural_language_exchange_cost'):.3f} USD a natural-language exchange"
     )
     title = alt.TitleParams("Alice and Bob: what the forecasts cost", subtitle=subtitle)
     return alt.layer(line, data=mean, width=420, height=240, title=title)

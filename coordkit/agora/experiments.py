@@ -140,7 +140,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
     names = {"checks": "suitability_checks"}
     estimate = " (estimate)" if frame["estimated"].all() else ""
     rows = [
-        (f"total cost, {arm.replace('_', ' ')}, USD", paper.text("total_cost", arm), f"{totals[arm]:.2f}{estimate}")
+        (f"total cost, {ARM_NAMES[arm]}, USD", paper.text("total_cost", arm), f"{totals[arm]:.2f}{estimate}")
         for arm in ("natural_language", "agora")
     ]
     rows.append(
@@ -152,7 +152,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
     )
     rows += [
         (
-            f"share of Agora's cost: {activity.replace('_', ' ')}, %",
+            f"share of Agora's cost: {charts.ACTIVITY_NAMES[activity]}, %",
             paper.text("cost_share", names.get(activity, activity)),
             f"{100 * spent[activity] / sum(spent.values()):.0f}",
         )

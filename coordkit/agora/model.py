@@ -32,6 +32,7 @@ PROTOCOLS = ("agora", "natural_language")
 PROTOCOL_NAMES = {"agora": "Agora (protocols where they pay)", "natural_language": "natural language only"}
 TRANSPORTS = ("in_process", "http")
 TRANSPORT_NAMES = {"in_process": "in process", "http": "HTTP on 127.0.0.1"}
+MODEL_NAMES = {"gpt-4o": "GPT-4o", "llama-3-405b": "Llama 3 405B", "gemini-1.5-pro": "Gemini 1.5 Pro"}
 UNRELIABLE = "gemini-1.5-pro"  # D.2: the provider whose API failed
 REQUESTS = {
     "querier": llm_policies.querier_request,
@@ -417,8 +418,8 @@ class WeatherDemo(_Engine, Model):
         _protocol("how Alice and Bob talk: Agora, or natural language only"),
         Integer("queries", 10, 1, 1000, doc="forecasts Alice asks for", slider=(1, 50)),
         *_thresholds(3, 3, "§5.2 gives none; the kit's"),
-        Choice("alice_model", "llama-3-405b", MODELS, doc="Alice's LLM (§5.2: Llama 3 405B)"),
-        Choice("bob_model", "gpt-4o", MODELS, doc="Bob's LLM (§5.2: GPT-4o)"),
+        Choice("alice_model", "llama-3-405b", MODELS, labels=MODEL_NAMES, doc="Alice's LLM (§5.2: Llama 3 405B)"),
+        Choice("bob_model", "gpt-4o", MODELS, labels=MODEL_NAMES, doc="Bob's LLM (§5.2: GPT-4o)"),
         _transport(),
         _routine_timeout(),
         _llm(),

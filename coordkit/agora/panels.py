@@ -26,7 +26,7 @@ def weather_panel() -> ExperimentPanel:
             ["queries", "check_after", "negotiate_after", "alice_model", "bob_model"],
             queries={"low": 2, "high": 30},
             check_after={"high": 10},
-            negotiate_after={"high": 10},
+            negotiate_after={"high": 10, "default": 5},  # D.1's 3 and 5, so that either can move up a step
         ),
         chart=charts.weather,
     )
