@@ -1,10 +1,14 @@
 """Agora's models (§5.2, §5.3, Appendix D): thresholds, negotiation, routines, databases, costs, transports,
 failures and determinism, with the rule-based stand-ins."""
 
+import json
+import urllib.request
+
 import pytest
 
 from coordkit.agora.experiments import break_even, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
+from coordkit.agora.protocol import Envelope
 from coordkit.parameters import ParameterError
 from coordkit.policies import Classifier, Policy
 
@@ -65,6 +69,20 @@ def test_http_and_in_process_transports_give_the_same_transcript():
     runs = [AgoraNetwork(users=10, queries=60, transport=t, rng=4).run() for t in ("in_process", "http")]
     assert runs[0].transcript() == runs[1].transcript()
     assert runs[0].frame().equals(runs[1].frame())
+
+
+def test_over_http_every_agent_is_a_server_with_its_wellknown():
+    model = WeatherDemo(transport="http", queries=8, rng=0)
+    try:
+        for _ in range(5):
+            model.step()
+        for name in ("weather", "alice"):
+            with urllib.request.urlopen(model.channel.url_of(name) + "/.wellknown") as reply:
+                listing = json.loads(reply.read())
+            assert list(listing) == list(model.server_agents["weather"].protocols)  # the one both adopted
+        assert model.channel.send("weather", "alice", Envelope.natural_language("hello")).status == "failure"
+    finally:
+        model.close()
 
 
 def test_same_seed_same_bytes_and_another_seed_differs():

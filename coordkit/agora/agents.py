@@ -216,7 +216,15 @@ class Participant(mesa.Agent):
 
 
 class User(Participant):
-    """A user (D.1): sends the screenplay's queries."""
+    """A user (D.1): sends the screenplay's queries. Like every agent it is reachable (B.3): its ``/.wellknown``
+    lists the protocols it adopted, and it answers any request with a failure, since it performs no task."""
+
+    def wellknown(self) -> WellKnown:
+        adopted = [relation.document for relation in self.relations.values() if relation.document is not None]
+        return WellKnown({document.hash: (document.data_uri,) for document in adopted})
+
+    def handle(self, envelope: Envelope) -> Response:
+        return Response.failure(f"{self.name} is a user: it performs no task, so it answers no queries")
 
 
 class Server(Participant):

@@ -148,8 +148,8 @@ class _Engine:
         self.server_agents = {spec.name: Server(self, spec, pick()) for spec in servers}
         self.user_agents = [User(self, name, model, pick()) for name, model in users]
         self.channel = HTTPTransport() if self.transport == "http" else InProcessTransport()
-        for server in self.server_agents.values():
-            self.channel.register(server)
+        for agent in [*self.server_agents.values(), *self.user_agents]:
+            self.channel.register(agent)  # every agent is reachable, with its /.wellknown (B.3)
         self.costs = CostLog()
         self.roles = self._roles()
         self._sessions: dict[tuple[str, str], RoutineSession] = {}
