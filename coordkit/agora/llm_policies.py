@@ -259,7 +259,7 @@ def negotiation_request(view: NegotiationView, messages: tuple[Message, ...] = (
     raise ValueError(f"a negotiation has {len(TURNS)} turns; messages has {turn}")
 
 
-def parse_turn(text: str, view: NegotiationView, messages: tuple[Message, ...]) -> Message | Negotiation:
+def parse_turn(text: str, view: NegotiationView, messages: tuple[Message, ...] = ()) -> Message | Negotiation:
     """Turn 1 and 2: the message said (the server's must carry a schema block). Turn 3: the whole negotiation."""
     turn = len(messages)
     if turn == 0:
@@ -340,8 +340,8 @@ class NegotiationDialogue(LLMPolicy):
 
     def _turn(self, text: str, view: NegotiationView, messages: tuple[Message, ...]) -> Message | Negotiation:
         """The turn's message, or the decision: the negotiation concluded, or the fallback's after a bad turn."""
-        try:
-            said = parse_turn(text, view, messages)
+        try:  # through self.parse, (reply, observation) like every LLMPolicy's, with the turns so far if any
+            said = self.parse(text, view, messages) if messages else self.parse(text, view)
         except Exception as error:  # a reply must never crash a run
             return self._fall_back(view, error, text)
         if isinstance(said, Negotiation):
