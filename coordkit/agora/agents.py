@@ -6,7 +6,8 @@ adopted, once ``exchanges`` reaches ``check_after`` it checks the server's ``/.w
 database for a suitable document it has not judged yet (the first check comes on query ``check_after + 1``); none
 suitable and ``exchanges`` at ``negotiate_after``, it negotiates one with the server, submits it to its database, and
 both sides write their routines. A server counts its natural-language answers to anyone since its last negotiation
-and, at ``server_negotiate_after``, asks the user it is answering to negotiate, then starts again from 0.
+and, at ``server_negotiate_after``, asks the user it is answering to negotiate, then starts again from 0; the user
+then looks for a suitable protocol first (the server may already serve one) and negotiates if it finds none.
 
 A query goes in the adopted protocol when the participant has a routine for it (a routine that fails falls back to
 natural language, counted); otherwise in natural language, through the querier and responder policies (an LLM, or
@@ -102,13 +103,15 @@ class Participant(mesa.Agent):
         self.last_mode = "natural_language"
         output, asked = self._in_natural_language(task, data)
         if asked and self.model.protocol == "agora" and relation.document is None:
-            self._negotiate(task, relation)
+            self._look_for_protocol(task, relation, asked=True)
         return output
 
     # --- choosing a protocol (§4.2, D.1) -----------------------------------------------------------------------
 
-    def _look_for_protocol(self, task: Task, relation: Relation) -> None:
-        if relation.exchanges < self.model.check_after:
+    def _look_for_protocol(self, task: Task, relation: Relation, asked: bool = False) -> None:
+        """Past ``check_after`` (or when the server ``asked`` to negotiate), look for a suitable protocol; none
+        found, past ``negotiate_after`` (or when asked), negotiate one."""
+        if relation.exchanges < self.model.check_after and not asked:
             return
         self.model.tally.checked += 1
         candidates = [d for d in self._candidates(task) if d.hash not in relation.judged]
@@ -118,7 +121,7 @@ class Participant(mesa.Agent):
             if chosen is not None:
                 self._adopt(task, relation, chosen)
                 return
-        if relation.exchanges >= self.model.negotiate_after:
+        if relation.exchanges >= self.model.negotiate_after or asked:
             self._negotiate(task, relation)
 
     def _candidates(self, task: Task) -> list[ProtocolDocument]:
