@@ -163,7 +163,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
         (
             "queries lost to provider errors, %",
             paper.text("failure_rate"),
-            ", ".join(f"{lost[a]:.1f} ({a.replace('_', ' ')})" for a in PROTOCOLS),
+            ", ".join(f"{lost[arm]:.1f} ({ARM_NAMES[arm]})" for arm in PROTOCOLS),
         )
     )
     rows.append(("break-even query", "(not printed)", _queries(frame)))
