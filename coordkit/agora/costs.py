@@ -16,7 +16,9 @@ sum to the ledger's total.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
+import numpy as np
 import pandas as pd
 
 from coordkit.llm import LLMClient, LLMReply, LLMRequest
@@ -30,8 +32,10 @@ ACTIVITY_OF = {f"agora.{activity}": activity for activity in ACTIVITIES}  # an L
 COLUMNS = ("query", "agent", "model", "activity", "input_tokens", "output_tokens", "usd", "estimated")
 
 
+@cache
 def table1_prices() -> PriceTable:
-    """The kit's price table with Table 1's rows (dollars per million prompt / completion tokens) on top."""
+    """The kit's price table with Table 1's rows (dollars per million prompt / completion tokens) on top (read once;
+    a price table is never changed once made)."""
     paper = numbers("agora-network")
     models = paper.conditions("prompt_price")
     return PriceTable(
@@ -89,11 +93,13 @@ class CostLog:
 
     def by_query(self, queries: int) -> pd.DataFrame:
         """Dollars per query (0 … ``queries``) and activity: one column ``cost_<activity>`` each, and ``cost``."""
-        table = self.frame().pivot_table(index="query", columns="activity", values="usd", aggfunc="sum")
-        table = table.reindex(index=range(queries + 1), columns=list(ACTIVITIES)).fillna(0.0)
-        table.columns = [f"cost_{activity}" for activity in ACTIVITIES]
-        table["cost"] = table.sum(axis=1)
-        return table
+        table = np.zeros((queries + 1, len(ACTIVITIES)))
+        rows = np.array([charge.query for charge in self.charges], dtype=int)
+        columns = np.array([ACTIVITIES.index(charge.activity) for charge in self.charges], dtype=int)
+        np.add.at(table, (rows, columns), [charge.usd for charge in self.charges])
+        frame = pd.DataFrame(table, columns=[f"cost_{activity}" for activity in ACTIVITIES])
+        frame["cost"] = table.sum(axis=1)
+        return frame
 
 
 class ChargedClient(LLMClient):

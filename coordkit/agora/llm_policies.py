@@ -27,6 +27,7 @@ writes for it.
 
 import json
 import re
+from functools import lru_cache
 
 from coordkit.agora.policies import (
     SERVER,
@@ -113,7 +114,13 @@ def marked(prompt: str, what: str) -> list[tuple[str, str]]:
 
 def _contract(task: Task) -> str:
     """The task's contract (name, description, input and output JSON Schemas) as the prompts show it."""
-    return _fenced("TASK", task.name, json.dumps(task.contract(), indent=2, ensure_ascii=False))
+    return _indented_contract(task.name, json.dumps(task.contract(), ensure_ascii=False))
+
+
+@lru_cache(maxsize=1024)
+def _indented_contract(name: str, contract: str) -> str:
+    """Indenting JSON runs Python's slow encoder: each contract is indented once (a network asks for thousands)."""
+    return _fenced("TASK", name, json.dumps(json.loads(contract), indent=2, ensure_ascii=False))
 
 
 # --- natural language -----------------------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ class _Engine:
         streams = self.rng.spawn(3)
         self.world_seed = int(streams[0].integers(2**31))
         database_rng = streams[1]
-        self.plan = plan
+        self.plan = list(plan.itertuples(index=False))  # (query, user, server, task) in order
         self.negotiation_document = ProtocolDocument.compose(
             (DATA / "agora" / "negotiation_protocol.txt").read_text(encoding="utf-8"),
             name="negotiation",
@@ -239,7 +239,7 @@ class _Engine:
     # --- the step --------------------------------------------------------------------------------------------------
 
     def step(self) -> None:
-        query = self.plan.iloc[self.steps - 1]
+        query = self.plan[self.steps - 1]
         user = self.user_agents[int(query.user)]
         task = self.catalogue.task(query.server, query.task)
         data = example_input(task, keyed_rng(self.world_seed, "input", self.steps))
@@ -286,7 +286,7 @@ class _Engine:
         protocols (distinct documents in the databases).
         """
         frame = pd.DataFrame(self._rows)
-        costs = self.costs.by_query(len(self._rows) - 1).reset_index(drop=True)
+        costs = self.costs.by_query(len(self._rows) - 1)
         frame = pd.concat([frame, costs], axis=1)
         frame["cumulative_cost"] = frame["cost"].cumsum()
         return frame[list(FRAME_COLUMNS)]

@@ -277,7 +277,13 @@ def _source(schema: TaskSchema, document: ProtocolDocument, side: str, constants
         "",
         "",
     ]
-    return "\n".join(header) + inspect.getsource(validate) + "\n" + handle
+    return "\n".join(header) + _validator_source() + "\n" + handle
+
+
+@cache
+def _validator_source() -> str:
+    """The validator's source, which every generated routine carries (read once: ``inspect`` tokenizes the file)."""
+    return inspect.getsource(validate)
 
 
 # --- human routines: Appendix C's weather forecast protocol, by hand ------------------------------------------------
