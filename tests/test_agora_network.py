@@ -6,6 +6,7 @@ import urllib.request
 
 import pytest
 
+from coordkit.agora import experiments
 from coordkit.agora.experiments import break_even, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.agora.protocol import Envelope
@@ -20,6 +21,14 @@ def test_a_user_checks_after_3_queries_and_negotiates_after_5_then_uses_routines
     assert frame["mode"].tolist()[1:] == ["natural_language"] * 5 + ["protocol"] * 3
     assert frame["implemented"].sum() == 2  # Alice's routine and Bob's
     assert (frame["routine_calls"].iloc[6:] == 2).all()  # both sides of every later query
+
+
+def test_a_standard_protocol_is_adopted_at_the_first_look_with_no_llm_call():
+    frame = WeatherDemo(standard_protocols=True, queries=6, rng=0).run().frame()
+    assert frame["mode"].tolist()[1:] == ["natural_language"] * 3 + ["protocol"] * 3
+    assert frame["negotiated"].sum() == 0 and frame["implemented"].sum() == 0
+    assert (frame["llm_calls"].iloc[4:] == 0).all() and (frame["cost"].iloc[4:] == 0).all()
+    assert (frame["routine_calls"].iloc[4:] == 2).all() and frame["correct"].iloc[1:].all()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -83,6 +92,18 @@ def test_over_http_every_agent_is_a_server_with_its_wellknown():
         assert model.channel.send("weather", "alice", Envelope.natural_language("hello")).status == "failure"
     finally:
         model.close()
+
+
+def test_figure_4s_workflow_has_the_multi_hop_edges_of_the_dependencies():
+    model = AgoraNetwork(queries=400, rng=0).run()
+    edges = experiments.workflow(model)
+    servers = set(model.server_agents)
+    hops = edges[edges["sender"].isin(servers)]
+    assert {("taxi", "traffic"), ("delivery", "traffic")} <= set(zip(hops["sender"], hops["receiver"]))
+    assert set(hops["task"]) <= {"getTraffic", "queryWeather", "requestDriver"}  # the tasks servers depend on
+    in_protocol = [e for e in model.transcript() if e["path"] == "/" and json.loads(e["request"])["protocolHash"]]
+    negotiating = model.negotiation_document.hash
+    assert edges["uses"].sum() == sum(json.loads(e["request"])["protocolHash"] != negotiating for e in in_protocol)
 
 
 def test_same_seed_same_bytes_and_another_seed_differs():

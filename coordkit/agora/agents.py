@@ -36,7 +36,7 @@ from coordkit.agora.policies import (
     SuitabilityView,
 )
 from coordkit.agora.protocol import Envelope, ProtocolDocument, ProtocolError, Response, WellKnown, fetch
-from coordkit.agora.routines import SEND, run
+from coordkit.agora.routines import SEND, RoutinePair, run
 from coordkit.agora.sandbox import RoutineError
 from coordkit.agora.tasks import Server as ServerSpec
 from coordkit.agora.tasks import Task
@@ -59,6 +59,17 @@ class Relation:
     document: ProtocolDocument | None = None
     routine: object = None  # routine source (sandboxed) or None: no routine, natural language
     judged: set[str] = field(default_factory=set)  # hashes already checked for this task
+
+
+@dataclass(frozen=True)
+class Served:
+    """A protocol a server serves: the document, the task, its routine (source, or a human routine) and the name
+    under which the routine calls the server's tool."""
+
+    document: ProtocolDocument
+    task: Task
+    routine: object
+    tool: str
 
 
 @dataclass
@@ -115,6 +126,10 @@ class Participant(mesa.Agent):
             return
         self.model.tally.checked += 1
         candidates = [d for d in self._candidates(task) if d.hash not in relation.judged]
+        standard = next((d for d in candidates if d.hash in self.model.standards), None)
+        if standard is not None:  # a protocol this agent implements by hand (§4.1): no LLM needed to check or write
+            relation.document, relation.routine = standard, self.model.standards[standard.hash].user
+            return
         if candidates:  # the LLM reads only documents it has not judged for this task (as the demo's code)
             relation.judged.update(d.hash for d in candidates)
             chosen = self.decide("suitability", SuitabilityView(task, tuple(candidates)))
@@ -236,12 +251,12 @@ class Server(Participant):
     def __init__(self, model, spec: ServerSpec, database):
         super().__init__(model, spec.name, spec.model, database)
         self.spec = spec
-        self.protocols: dict[str, tuple[ProtocolDocument, Task, object]] = {}  # hash → document, task, routine
+        self.protocols: dict[str, Served] = {}  # by hash
         self.natural_language_answers = 0  # D.1's server counter, since the last negotiation
 
     def wellknown(self) -> WellKnown:
         """B.3: the protocols this server serves, hash → sources."""
-        return WellKnown({hash: (document.data_uri,) for hash, (document, _, _) in self.protocols.items()})
+        return WellKnown({hash: (served.document.data_uri,) for hash, served in self.protocols.items()})
 
     def handle(self, envelope: Envelope) -> Response:
         """B.1: answer a request in natural language, in the bootstrap protocol, or in a protocol document."""
@@ -312,11 +327,12 @@ class Server(Participant):
                 return Response.failure(str(error))
             if not any(self._serve(document, task) for task in self.spec.tasks.values()):
                 return Response.rejected()
-        document, task, routine = self.protocols[envelope.protocol_hash]
+        served = self.protocols[envelope.protocol_hash]
         tally = self.model.tally
         tally.routine_calls += 1
+        routine = self.model.runnable(self, served.routine)
         try:
-            body = run(self.model.runnable(self, routine), envelope.body, {task.name: self._tool(task)})
+            body = run(routine, envelope.body, {served.tool: self._tool(served.task)})
         except RoutineError as error:
             tally.routine_fallbacks += 1
             return Response.failure(f"{self.name}'s routine failed: {error}")
@@ -332,8 +348,12 @@ class Server(Participant):
         self.model.tally.implemented += 1
         if routine is None:
             return False
-        self.protocols[document.hash] = (document, task, routine)
+        self.protocols[document.hash] = Served(document, task, routine, task.name)
         return True
+
+    def serve_standard(self, document: ProtocolDocument, task: Task, routines: RoutinePair) -> None:
+        """Serve ``document`` for ``task`` with its human-written routine (§4.1's standard case): no LLM involved."""
+        self.protocols[document.hash] = Served(document, task, routines.server, routines.tool)
 
     def _tool(self, task: Task):
         def tool(**fields):

@@ -220,4 +220,4 @@ def workflow(model: AgoraNetwork | WeatherDemo) -> pd.DataFrame:
 
 def _task_of(model, receiver: str, hash: str) -> str:
     served = model.server_agents[receiver].protocols.get(hash)
-    return served[1].name if served else ""
+    return served.task.name if served else ""

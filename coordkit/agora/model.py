@@ -17,7 +17,7 @@ from coordkit.agora.agents import QueryLost, Server, Tally, User
 from coordkit.agora.costs import ACTIVITIES, ACTIVITY_OF, ChargedClient, CostLog
 from coordkit.agora.databases import DatabaseNetwork
 from coordkit.agora.protocol import ProtocolDocument
-from coordkit.agora.routines import ContractError
+from coordkit.agora.routines import WEATHER_ROUTINES, ContractError, weather_forecast_document
 from coordkit.agora.sandbox import RoutineSession, routine_session
 from coordkit.agora.schemas import validate
 from coordkit.agora.screenplay import screenplay
@@ -25,7 +25,7 @@ from coordkit.agora.tasks import MODELS, Task, example_input, keyed_rng, load_ca
 from coordkit.agora.transport import HTTPTransport, InProcessTransport
 from coordkit.llm import LLMClient
 from coordkit.model import Model
-from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real
 from coordkit.paths import DATA
 
 PROTOCOLS = ("agora", "natural_language")
@@ -33,7 +33,11 @@ PROTOCOL_NAMES = {"agora": "Agora (protocols where they pay)", "natural_language
 TRANSPORTS = ("in_process", "http")
 TRANSPORT_NAMES = {"in_process": "in process", "http": "HTTP on 127.0.0.1"}
 MODEL_NAMES = {"gpt-4o": "GPT-4o", "llama-3-405b": "Llama 3 405B", "gemini-1.5-pro": "Gemini 1.5 Pro"}
-UNRELIABLE = "gemini-1.5-pro"  # D.2: the provider whose API failed
+UNRELIABLE = "gemini-1.5-pro"
+STANDARD_TASK = (
+    "weather",
+    "queryWeather",
+)  # what Appendix C's weather protocol serves  # D.2: the provider whose API failed
 REQUESTS = {
     "querier": llm_policies.querier_request,
     "responder": llm_policies.responder_request,
@@ -102,6 +106,15 @@ def _routine_timeout() -> Real:
     return Real("routine_timeout_s", 1.0, 0, 60, low_open=True, unit="s", doc="wall time a routine call may take")
 
 
+def _standard() -> Flag:
+    return Flag(
+        "standard_protocols",
+        False,
+        doc="the weather server and every user implement Appendix C's weather protocol by hand (§4.1's standard "
+        "case): found at a user's first look, used with no LLM call",
+    )
+
+
 def _llm() -> Instance:
     return Instance(
         "llm", None, LLMClient, optional="rule-based stand-ins, costs estimated", doc="the LLM every agent uses"
@@ -130,6 +143,8 @@ class _Engine:
     def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame, failure_rate: float) -> None:
         self.catalogue = load_catalogue()
         self.failure_rate = failure_rate
+        standard = weather_forecast_document()
+        self.standards = {standard.hash: WEATHER_ROUTINES} if self.standard_protocols else {}
         streams = self.rng.spawn(3)
         self.world_seed = int(streams[0].integers(2**31))
         database_rng = streams[1]
@@ -148,6 +163,10 @@ class _Engine:
         self.server_agents = {spec.name: Server(self, spec, pick()) for spec in servers}
         self.user_agents = [User(self, name, model, pick()) for name, model in users]
         self.channel = HTTPTransport() if self.transport == "http" else InProcessTransport()
+        if self.standard_protocols:  # §4.1's standard case: Appendix C's protocol, implemented by hand
+            self.server_agents["weather"].serve_standard(
+                standard, self.catalogue.task(*STANDARD_TASK), WEATHER_ROUTINES
+            )
         for agent in [*self.server_agents.values(), *self.user_agents]:
             self.channel.register(agent)  # every agent is reachable, with its /.wellknown (B.3)
         self.costs = CostLog()
@@ -213,9 +232,12 @@ class _Engine:
             activity = ACTIVITY_OF[request.purpose]
             self.costs.estimate(agent.name, agent.llm_model, activity, prompt, stand_in.reply(request))
 
-    def runnable(self, agent, routine: str) -> RoutineSession:
-        """The sandbox session that runs ``routine`` for ``agent``: one process per agent and routine, so that a
-        call costs a message, not a fork (routines of different agents never share a process)."""
+    def runnable(self, agent, routine):
+        """What runs ``routine`` for ``agent``: a human routine as it is (trusted kit code), LLM-written source in
+        a sandbox session, one process per agent and routine, so that a call costs a message, not a fork (routines of
+        different agents never share a process)."""
+        if callable(routine):
+            return routine
         key = (agent.name, routine)
         if key not in self._sessions:
             self._sessions[key] = routine_session(routine, timeout_s=self.routine_timeout_s)
@@ -382,6 +404,7 @@ class AgoraNetwork(_Engine, Model):
             labels={"uniform": "uniform at random (D.2)", "round_robin": "in turn"},
             doc="how users get their LLM",
         ),
+        _standard(),
         _transport(),
         _routine_timeout(),
         _llm(),
@@ -420,6 +443,7 @@ class WeatherDemo(_Engine, Model):
         *_thresholds(3, 3, "§5.2 gives none; the kit's"),
         Choice("alice_model", "llama-3-405b", MODELS, labels=MODEL_NAMES, doc="Alice's LLM (§5.2: Llama 3 405B)"),
         Choice("bob_model", "gpt-4o", MODELS, labels=MODEL_NAMES, doc="Bob's LLM (§5.2: GPT-4o)"),
+        _standard(),
         _transport(),
         _routine_timeout(),
         _llm(),
