@@ -25,6 +25,7 @@ from coordkit.agora.llm_policies import (
     suitability_policy,
     suitability_request,
 )
+from coordkit.agora.model import WeatherDemo
 from coordkit.agora.policies import (
     SERVER,
     USER,
@@ -295,3 +296,24 @@ def test_a_rule_document_in_prose_gets_no_routine_from_the_stand_in():
     view = ProgrammingView(examples.PROSE, USER)
     assert stand_in.reply(programmer_request(view)) == "NONE"
     assert programmer_policy(ScriptedClient(stand_in.reply)).decide(view) is None
+
+
+def test_the_weather_demo_with_an_llm_plays_as_the_rules_and_charges_each_reply_to_its_speaker():
+    rules = WeatherDemo(queries=6, rng=0).run().frame()
+    with FakeLLMServer(stand_in_answer) as server:
+        model = WeatherDemo(queries=6, rng=0, llm=AnthropicClient(base_url=server.url, max_retries=0)).run()
+    frame, charges = model.frame(), model.costs.frame()
+    assert frame["mode"].tolist() == rules["mode"].tolist() and frame["correct"].iloc[1:].all()
+    assert len(server.requests) == len(charges) == frame["llm_calls"].sum() and model.llm_fallbacks == 0
+    assert not charges["estimated"].any() and model.summary()["estimated"] is False
+    turns = charges[charges["activity"] == "negotiation"]["agent"].tolist()
+    assert turns == ["alice", "weather", "alice"]  # Appendix C: user, server, user, each charged to its speaker
+    assert frame["cost"].sum() == pytest.approx(model.costs.ledger.spent_usd)
+
+
+def test_a_network_whose_llm_answers_nonsense_falls_back_counted_and_still_answers():
+    with FakeLLMServer(NONSENSE) as server:
+        model = WeatherDemo(queries=6, rng=0, llm=AnthropicClient(base_url=server.url, max_retries=0)).run()
+    frame = model.frame()
+    assert frame["correct"].iloc[1:].all() and model.llm_fallbacks == frame["llm_calls"].sum() > 0
+    assert sum(model.fallback_reasons.values()) == model.llm_fallbacks
