@@ -6,12 +6,12 @@ import networkx as nx
 import pandas as pd
 
 from coordkit.agora.costs import ACTIVITIES
+from coordkit.agora.model import ARM_NAMES
 from coordkit.agora.tasks import load_catalogue
 from coordkit.papers import numbers
 
 WINDOW = 100  # Figure 5: a moving window of 100 queries
-ARMS = {"agora": "Agora", "natural_language": "natural language only"}
-ARM_COLOURS = alt.Scale(domain=list(ARMS.values()), range=["#4c78a8", "#e45756"])
+ARM_COLOURS = alt.Scale(domain=list(ARM_NAMES.values()), range=["#4c78a8", "#e45756"])
 ACTIVITY_NAMES = {
     "natural_language": "natural language",
     "negotiation": "negotiation",
@@ -22,7 +22,7 @@ MEASURES = ("cost per query (USD)", "LLM calls per query")
 
 
 def _arm(frame: pd.DataFrame) -> pd.Series:
-    return frame["protocol"].map(ARMS)
+    return frame["protocol"].map(ARM_NAMES)
 
 
 def weather(frame: pd.DataFrame) -> alt.LayerChart:

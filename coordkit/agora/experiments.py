@@ -12,20 +12,20 @@ LLM's place, at Table 1's prices (:mod:`~coordkit.agora.costs`).
 
 import json
 from collections import Counter
+from collections.abc import Callable
 
 import pandas as pd
 
 from coordkit.agora import charts, stand_in
 from coordkit.agora.costs import ACTIVITIES
-from coordkit.agora.model import PROTOCOLS, AgoraNetwork, WeatherDemo
+from coordkit.agora.model import ARM_NAMES, PROTOCOLS, AgoraNetwork, WeatherDemo
 from coordkit.figures import COMPARISON, figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.seeds import derive_seeds
 
-WINDOW = 100  # Figure 5: a moving window of 100 queries
+PROGRESS_EVERY = 25  # queries between two reports of play_both's progress
 SETUP = ("negotiation", "checks", "implementation")  # what a protocol costs before it is used
-ARM_NAMES = {"agora": "Agora", "natural_language": "natural language only"}
 TOTAL_NAMES = {
     "cost": "cost (USD)",
     "per_query": "USD a query",
@@ -37,12 +37,19 @@ TOTAL_NAMES = {
 }
 
 
-def play_both(model: type, seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
-    """Both arms of one seed (the same queries and data): the frames, one under the other, with ``protocol``."""
-    frames = [
-        model(protocol=protocol, llm=llm, rng=seed, **params).run().frame().assign(protocol=protocol)
-        for protocol in PROTOCOLS
-    ]
+def play_both(
+    model: type, seed: int, llm: LLMClient | None = None, progress: Callable[[float], None] | None = None, **params
+) -> pd.DataFrame:
+    """Both arms of one seed (the same queries and data): the frames, one under the other, with ``protocol``.
+    ``progress(fraction)``, if given, hears how far the two runs are, every ``PROGRESS_EVERY`` queries."""
+    frames = []
+    for arm, protocol in enumerate(PROTOCOLS):
+        played = model(protocol=protocol, llm=llm, rng=seed, **params)
+        while played.running:
+            played.step()
+            if progress is not None and played.steps % PROGRESS_EVERY == 0:
+                progress((arm + played.steps / len(played.plan)) / len(PROTOCOLS))
+        frames.append(played.frame().assign(protocol=protocol))
     return pd.concat(frames, ignore_index=True)
 
 

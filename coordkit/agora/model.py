@@ -30,6 +30,7 @@ from coordkit.paths import DATA
 
 PROTOCOLS = ("agora", "natural_language")
 PROTOCOL_NAMES = {"agora": "Agora (protocols where they pay)", "natural_language": "natural language only"}
+ARM_NAMES = {"agora": "Agora", "natural_language": "natural language only"}  # the arms, as tables and charts name them
 TRANSPORTS = ("in_process", "http")
 TRANSPORT_NAMES = {"in_process": "in process", "http": "HTTP on 127.0.0.1"}
 MODEL_NAMES = {"gpt-4o": "GPT-4o", "llama-3-405b": "Llama 3 405B", "gemini-1.5-pro": "Gemini 1.5 Pro"}
@@ -140,9 +141,8 @@ def _a_query_per_user(p: dict) -> None:
 class _Engine:
     """What both models share: the agents' services (transport, databases, policies, costs, failures)."""
 
-    def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame, failure_rate: float) -> None:
+    def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame) -> None:
         self.catalogue = load_catalogue()
-        self.failure_rate = failure_rate
         standard = weather_forecast_document()
         self.standards = {standard.hash: WEATHER_ROUTINES} if self.standard_protocols else {}
         streams = self.rng.spawn(3)
@@ -174,7 +174,7 @@ class _Engine:
         self._sessions: dict[tuple[str, str], RoutineSession] = {}
         self.tally = None
         self.deciding = None  # the agent whose decision an LLM is asked for (its calls are charged to it)
-        self._rows = [self._row(None, None, None, 0, False)]
+        self._rows = [self._row(None, None, 0, False)]
 
     def _roles(self) -> dict:
         """The policies every agent decides with: the rule-based stand-ins, or LLM policies falling back to them."""
@@ -273,12 +273,12 @@ class _Engine:
             output = None
         correct = output is not None and output == self.catalogue.answer(task, data, self.world_seed)
         self.protocol_databases.query_executed()
-        self._rows.append(self._row(user, task, query, self.steps, correct, lost=output is None))
+        self._rows.append(self._row(user, task, self.steps, correct, lost=output is None))
         if self.steps == len(self.plan):
             self.running = False
             self.close()
 
-    def _row(self, user, task, query, step: int, correct: bool, lost: bool = False) -> dict:
+    def _row(self, user, task, step: int, correct: bool, lost: bool = False) -> dict:
         tally = self.tally or Tally()
         return {
             "query": step,
@@ -304,7 +304,8 @@ class _Engine:
         (routines written); cost_natural_language, cost_negotiation, cost_checks, cost_implementation, cost and
         cumulative_cost (dollars, D.3's activities, every agent the query reached); llm_calls (decisions an LLM
         made or a stand-in made in its place), routine_calls, routine_fallbacks (routines that failed, the
-        exchange then in natural language); lost (a provider failed, D.2); correct (the user got the true answer);
+        exchange then in natural language); lost (a provider failed, D.2, or a reply could not be read); correct
+        (the user got the true answer);
         protocols (distinct documents in the databases).
         """
         frame = pd.DataFrame(self._rows)
@@ -429,7 +430,7 @@ class AgoraNetwork(_Engine, Model):
         else:
             models = [MODELS[i % len(MODELS)] for i in range(self.users)]
         users = [(f"user{i:03d}", model) for i, model in enumerate(models)]
-        self._build(list(catalogue.servers.values()), users, plan, self.failure_rate)
+        self._build(list(catalogue.servers.values()), users, plan)
 
 
 class WeatherDemo(_Engine, Model):
@@ -452,9 +453,11 @@ class WeatherDemo(_Engine, Model):
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
+        # the network's settings §5.2 does without: one database, no server asking, no provider failing
         self.databases, self.sync_interval, self.server_negotiate_after = 1, 10, self.queries + 1
+        self.failure_rate = 0.0
         bob = dataclasses.replace(load_catalogue().servers["weather"], model=self.bob_model)
         plan = pd.DataFrame(
             {"query": range(1, self.queries + 1), "user": 0, "server": "weather", "task": "queryWeather"}
         )
-        self._build([bob], [("alice", self.alice_model)], plan, failure_rate=0.0)
+        self._build([bob], [("alice", self.alice_model)], plan)

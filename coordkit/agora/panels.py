@@ -5,19 +5,16 @@ import pandas as pd
 
 from coordkit.agora import charts
 from coordkit.agora.experiments import play_both, totals
-from coordkit.agora.model import PROTOCOLS, AgoraNetwork, WeatherDemo
+from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.ui import ExperimentPanel, Slider, controls
-
-PROGRESS_EVERY = 25  # queries between two updates of the progress bar
 
 
 def weather_panel() -> ExperimentPanel:
     """§5.2: Alice's cumulative cost with a negotiated protocol and in natural language only, as the number of
     queries, her thresholds and the two LLMs change."""
 
-    def play(queries: int, check_after: int, negotiate_after: int, alice_model: str, bob_model: str) -> pd.DataFrame:
-        params = dict(check_after=check_after, negotiate_after=negotiate_after, queries=queries)
-        return play_both(WeatherDemo, 0, alice_model=alice_model, bob_model=bob_model, **params)
+    def play(**params) -> pd.DataFrame:
+        return play_both(WeatherDemo, 0, **params)
 
     return ExperimentPanel(
         play,
@@ -50,15 +47,7 @@ def network_panel() -> ExperimentPanel:
     queries; Figure 5, D.3's breakdown and the totals. A run takes seconds, so the panel runs on demand."""
 
     def play(seed: int, progress, **params) -> pd.DataFrame:
-        frames = []
-        for arm, protocol in enumerate(PROTOCOLS):
-            model = AgoraNetwork(protocol=protocol, rng=seed, **params)
-            while model.running:
-                model.step()
-                if model.steps % PROGRESS_EVERY == 0:
-                    progress((arm + model.steps / model.queries) / len(PROTOCOLS))
-            frames.append(model.frame().assign(protocol=protocol, seed=seed))
-        return pd.concat(frames, ignore_index=True)
+        return play_both(AgoraNetwork, seed, progress=progress, **params).assign(seed=seed)
 
     return ExperimentPanel(
         play,
