@@ -42,7 +42,7 @@ def test_a_server_asks_to_negotiate_after_its_10th_natural_language_answer(seed)
     assert frame["mode"].tolist()[11:] == ["protocol"] * 4
 
 
-def test_a_protocol_found_in_the_database_is_adopted_without_negotiating():
+def test_a_protocol_another_user_negotiated_is_adopted_without_negotiating_again():
     model = AgoraNetwork(queries=1000, failure_rate=0.0, rng=0).run()
     frame = model.frame()
     adopted = frame[(frame["implemented"] > 0) & (frame["negotiated"] == 0)]
@@ -143,8 +143,9 @@ def test_a_failing_provider_loses_only_queries_that_reached_a_gemini_agent():
     frame = AgoraNetwork(users=30, queries=200, failure_rate=0.5, rng=1).run().frame().iloc[1:]
     lost = frame[frame["lost"] == 1]
     assert len(lost) > 0 and (lost["mode"] == "lost").all() and (lost["correct"] == 0).all()
+    # no server depends on a Gemini server, so a query whose user and server are not on Gemini reaches none
     reliable = frame[(frame["user_model"] != "gemini-1.5-pro") & (frame["server_model"] != "gemini-1.5-pro")]
-    assert reliable["lost"].sum() <= frame["lost"].sum()
+    assert len(reliable) > 0 and reliable["lost"].sum() == 0
     assert AgoraNetwork(users=30, queries=200, failure_rate=0.0, rng=1).run().summary()["lost_queries"] == 0
 
 
