@@ -1,42 +1,32 @@
 # coordkit: `make lab` opens the notebooks, `make test` runs ruff (lint and format), every test and notebook.
-# Both create .venv (Python >= 3.12, found by tools/find-python; override with PYTHON=...) when needed.
+# Both run tools/kit.py, the one implementation (Windows users without make run it directly: py tools\kit.py lab).
+# It creates .venv with Python >= 3.12 (override with PYTHON=...) and installs what is needed: the kit and
+# JupyterLab for `lab`, the test tools as well for `test`.
 
-VENV      := .venv
-VPY       := $(VENV)/bin/python
-MARKER    := $(VENV)/.installed
-START     := notebooks/00_start_here.ipynb
 LAB_ARGS  ?=
-# Jupyter refuses to start as root without this flag (containers, CI machines).
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 TEST_ARGS ?= -q
+# Any Python 3.7+ can run kit.py; it finds a Python >= 3.12 for .venv by itself.
+BOOT      := $(firstword $(PYTHON) $(shell for p in python3 python3.13 python3.12 python; do command -v $$p && break; done))
+KIT       := $(BOOT) tools/kit.py
 
-.PHONY: lab test clean venv
+.PHONY: lab test venv venv-lab binder-url clean
 
-lab: $(MARKER)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(START) $(ROOT_FLAG) $(LAB_ARGS)
+lab:
+	@$(KIT) lab $(LAB_ARGS)
 
-test: $(MARKER)
-	$(VPY) -m ruff check .
-	$(VPY) -m ruff format --check .
-	$(VPY) -m pytest tests notebooks --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg $(TEST_ARGS)
+test:
+	@$(KIT) test $(TEST_ARGS)
 
-venv: $(MARKER)
+# Install only: the lab environment (the notebooks' packages), or everything the tests need as well.
+venv-lab:
+	@$(KIT) install lab
 
-# Reuse .venv if its Python is new enough, otherwise (re)create it; then install the kit with its test tools.
-$(MARKER): pyproject.toml tools/lab-overrides.json
-	@if $(VPY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then \
-		echo "Using $(VENV) ($$($(VPY) --version))"; \
-	else \
-		python=$$(tools/find-python) || exit 1; \
-		echo "Creating $(VENV) with $$python ($$($$python --version))"; \
-		"$$python" -m venv --clear $(VENV) || exit 1; \
-	fi
-	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e ".[test]"
-	@# JupyterLab defaults for this environment: save widget state, so a saved notebook shows its panels
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	cp tools/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	@touch $@
+venv:
+	@$(KIT) install test
+
+# The mybinder.org link (and a README badge) for this repository's remote `origin`, once it is on GitHub.
+binder-url:
+	@$(KIT) binder-url
 
 clean:
-	rm -rf $(VENV)
+	@$(KIT) clean
