@@ -17,6 +17,7 @@ one row of headline numbers; ``policies()`` lists the policies its agents decide
 fallbacks are counted (``llm_calls``, ``llm_fallbacks``, ``fallback_reasons``).
 """
 
+import inspect
 import re
 from collections import Counter
 from typing import Any, ClassVar, Self
@@ -47,10 +48,15 @@ class Model(mesa.Model):
         if clashes:
             raise TypeError(f"{cls.__name__}: parameters {clashes} would hide Mesa's model attributes; rename them")
         cls.__signature__ = cls.parameters.signature()
-        cls.__doc__ = f"{(cls.__doc__ or '').rstrip()}\n\n{cls.parameters.docstring()}\n"
+        cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{cls.parameters.docstring()}\n"
+        if "__init__" in vars(cls) and not cls.__init__.__doc__:  # else help() shows Mesa's "Overload this method"
+            cls.__init__.__doc__ = Model.__init__.__doc__
         _MODELS[model_id(cls)] = cls
 
     def __init__(self, *, rng=None, **params):
+        """Set the model up from its declared parameters (the class docstring's Parameters): each one given is
+        checked against its declaration, the defaults fill in the rest, and ``rng`` seeds Mesa's ``random`` and
+        ``rng``."""
         values = type(self).parameters.resolve(params, owner=type(self).__name__)
         super().__init__(rng=int(rng) if isinstance(rng, np.integer) else rng)  # Mesa seeds random.Random with it
         for name, value in values.items():

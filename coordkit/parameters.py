@@ -20,6 +20,7 @@ import difflib
 import inspect
 import math
 import numbers
+import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
@@ -298,15 +299,17 @@ class Parameters:
         return pd.DataFrame(rows, columns=["name", "type", "allowed", "default", "unit", "meaning"])
 
     def docstring(self) -> str:
-        """The parameters as a docstring section (appended to a model's own)."""
-        lines = ["Parameters (declared in ``parameters``; ``rng`` is the seed):", ""]
+        """The parameters as a numpy-style docstring section (appended to a model's own): for each, what it takes
+        and its default, then its meaning, indented beneath."""
+        header = "Parameters (declared in ``parameters``)"
+        lines = [header, "-" * len(header)]
         for p in self:
             unit = f" [{p.unit}]" if p.unit else ""
-            lines.append(
-                f"    {p.name}{unit}: {p.doc}; {p.allowed()}, default {p.default!r}"
-                + (f"; None: {p.optional}" if p.optional else "")
-                + "."
-            )
+            none = f"; None: {p.optional}" if p.optional else ""
+            lines.append(f"{p.name} : {p.allowed()}{unit}{', or None' if p.optional else ''}; default {p.default!r}")
+            lines.append(_indented(f"{p.doc}{none}"))
+        lines.append("rng : an int, a numpy Generator or None; default None")
+        lines.append(_indented("the seed of Mesa's ``random`` and ``rng`` (None: a fresh seed from the system)"))
         return "\n".join(lines)
 
     def check_grid(self, combinations: Iterable[Mapping[str, Any]], owner: str = "the model") -> None:
@@ -316,6 +319,13 @@ class Parameters:
                 self.resolve(combination, owner)
             except ParameterError as error:
                 raise ParameterError(f"grid combination {dict(combination)}: {error}") from None
+
+
+def _indented(text: str) -> str:
+    """A parameter's meaning as its docstring entry shows it: wrapped, and indented beneath the parameter."""
+    return textwrap.fill(
+        text, width=100, initial_indent="    ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
+    )
 
 
 def _same(value: Any, option: Any) -> bool:

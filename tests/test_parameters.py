@@ -157,7 +157,7 @@ class Toy(Model):
 
 def test_a_model_gets_its_signature_docstring_attributes_and_id_from_the_declaration():
     assert str(inspect.signature(Toy)) == "(*, limit=3, noise=0.0, rng=None)"
-    assert "limit: steps to take; an integer from 1 to 10, default 3." in Toy.__doc__
+    assert "limit : an integer from 1 to 10; default 3\n    steps to take\n" in Toy.__doc__
     toy = Toy(limit=5, rng=1)
     assert (toy.limit, toy.noise, toy.params) == (5, 0.0, {"limit": 5, "noise": 0.0})
     assert toy.run() is toy and toy.steps == 5 and toy.summary() == {"draws": 5}
