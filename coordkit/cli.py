@@ -15,14 +15,8 @@ import shlex
 import sys
 from contextlib import nullcontext
 
-from coordkit import engines, figures, viz
-from coordkit.llm import BudgetExceeded, Ledger, LLMError, MeteredClient, RecordingClient, ReplayClient, ScriptedClient
-from coordkit.llm.anthropic_client import AnthropicClient
-from coordkit.llm.ledger import check_budget
-from coordkit.llm.session import recording_path
-from coordkit.model import Model, models
+from coordkit import catalogue, engines, figures
 from coordkit.outputs import atomic, writable_file, writable_folder
-from coordkit.parameters import Instance
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 MAX_SEEDS = 10_000  # per configuration: more is a typo, or a job for sweep() and a cluster
@@ -36,33 +30,40 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     try:
         return args.command(args)
-    except (KeyError, ValueError, FileNotFoundError, LLMError) as error:
+    except (KeyError, ValueError, FileNotFoundError, _llm_error()) as error:  # looked up only when a command fails
         print(f"coordkit: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2
 
 
+def _llm_error() -> type[Exception]:
+    """The LLM layer's error, imported only when needed: the commands that list things never load that layer."""
+    from coordkit.llm.base import LLMError
+
+    return LLMError
+
+
 def list_figures(args: argparse.Namespace) -> int:
-    for figure in figures.all_figures().values():
+    for figure in catalogue.figures().values():
         print(f"{figure.id:<20} {'LLM' if figure.llm_agents else '   '} {figure.description}")
     print("\nLLM: the figure's agents can be LLMs (coordkit record ID; coordkit reproduce ID --replay FILE)")
     return 0
 
 
 def list_models(args: argparse.Namespace) -> int:
-    for name, model in models().items():
-        print(f"{name:<18} {model.__module__:<28} {(model.__doc__ or '').strip().splitlines()[0]}")
+    for name, model in catalogue.models().items():
+        print(f"{name:<18} {model.module:<28} {model.description.partition('\n')[0]}")
     print("\n`coordkit run MODEL --help` lists a model's parameters.")
     return 0
 
 
 def run_model(name: str, argv: list[str]) -> int:
     """Play one model with parameters from the command line; print its summary, write its frame as CSV."""
-    known = models()
+    known = catalogue.models()
     if name not in known:
         print(f"coordkit: no model {name!r}; `coordkit models` lists them: {', '.join(known)}", file=sys.stderr)
         return 2
-    model = known[name]
-    args = _model_parser(name, model).parse_args(argv)
+    args = _model_parser(known[name]).parse_args(argv)
+    model = known[name].load()
     given = {name: text for name, text in vars(args).items() if name in model.parameters and text is not None}
     try:
         values = {n: model.parameters[n].parse(text) for n, text in given.items()}
@@ -79,10 +80,11 @@ def run_model(name: str, argv: list[str]) -> int:
     return 0
 
 
-def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"coordkit run {name}", description=(model.__doc__ or "").split("\n\n")[0])
+def _model_parser(model: catalogue.ModelEntry) -> argparse.ArgumentParser:
+    """The options of ``coordkit run MODEL``, from the catalogue's words: ``--help`` imports no model."""
+    parser = argparse.ArgumentParser(prog=f"coordkit run {model.id}", description=model.description)
     for param in model.parameters:
-        if isinstance(param, Instance):
+        if param.kind == "object":
             continue  # objects (an LLM client, a persona) are set from Python
         unit = f" [{param.unit}]" if param.unit else ""
         none = f"; none: {param.optional}" if param.optional else ""
@@ -90,7 +92,7 @@ def _model_parser(name: str, model: type[Model]) -> argparse.ArgumentParser:
             f"--{param.name.replace('_', '-')}",
             dest=param.name,
             metavar="VALUE",
-            help=_literal(f"{param.doc}{unit}: {param.allowed()}{none} (default: {param.default!r})"),
+            help=_literal(f"{param.doc}{unit}: {param.allowed}{none} (default: {param.default})"),
         )
     parser.add_argument("--seed", type=int, default=0, help="the model's seed (default: 0)")
     parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
@@ -104,6 +106,8 @@ def _literal(text: str) -> str:
 
 def reproduce(args: argparse.Namespace) -> int:
     """Compute a figure and write it; with ``--replay``, exit 1 (after writing) if any request was not replayed."""
+    from coordkit.llm import Ledger, MeteredClient, ReplayClient
+
     figure = figures.get(args.figure)
     seeds = _seeds(args, figure)
     writable_folder(args.figures_out)
@@ -130,6 +134,11 @@ def reproduce(args: argparse.Namespace) -> int:
 
 def record(args: argparse.Namespace) -> int:
     """Run a figure with LLM agents, recording every call for replay, within a budget."""
+    from coordkit.llm import BudgetExceeded, Ledger, MeteredClient, RecordingClient, ScriptedClient
+    from coordkit.llm.anthropic_client import AnthropicClient
+    from coordkit.llm.ledger import check_budget
+    from coordkit.llm.session import recording_path
+
     figure = figures.get(args.figure)
     _require_llm(figure, stand_in=args.stand_in)
     check_budget(args.budget_usd)
@@ -170,7 +179,7 @@ def _compute_on(name: str, workers: int | None, figure: figures.Figure, seeds: i
 
 def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
     if not figure.llm_agents:
-        llm = [f.id for f in figures.all_figures().values() if f.llm_agents]
+        llm = [f.id for f in catalogue.figures().values() if f.llm_agents]
         raise ValueError(f"{figure.id} has no LLM agents; figures with LLM agents: {', '.join(llm)}")
     if stand_in and figure.stand_in is None:
         raise ValueError(f"{figure.id} has no rule-based stand-in: record it with a key (ANTHROPIC_API_KEY)")
@@ -187,6 +196,8 @@ def _seeds(args: argparse.Namespace, figure: figures.Figure) -> int:
 
 def _write(figure: figures.Figure, data, seeds: int, args: argparse.Namespace) -> None:
     """The figure's CSV and chart, each written whole (another run writing the same folder cannot tear them)."""
+    from coordkit import viz
+
     out = writable_folder(args.figures_out)
     with atomic(out / f"{figure.id}.csv") as csv:
         data.to_csv(csv, index=False)

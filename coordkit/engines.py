@@ -15,12 +15,8 @@ Tasks go out in chunks (a few runs each) so that the per-task overhead of a pool
 results still arrive, and are stored, within seconds of finishing.
 """
 
-import logging
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -60,6 +56,10 @@ class ProcessEngine:
     workers: int | None = None
 
     def map_unordered[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[tuple[int, R]]:
+        import multiprocessing  # here, as Dask's below: a command line that only names the engines starts faster
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
         if not tasks:
             return
         workers = min(self.workers or os.cpu_count() or 1, len(tasks))
@@ -118,6 +118,8 @@ class DaskEngine:
                 _close(client)
 
     def _connect(self):
+        import logging
+
         from distributed import Client, LocalCluster
 
         address = self.address or os.environ.get(SCHEDULER_VARIABLE) or None

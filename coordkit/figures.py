@@ -13,14 +13,20 @@ returns the key numbers as a table with exactly the columns metric, paper, kit (
 makes keyless recordings. Families are found by :mod:`coordkit.families`: no list to keep.
 """
 
+from __future__ import annotations  # the annotations name Altair and pandas types, which only the families import
+
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import altair as alt
-import pandas as pd
-
+from coordkit import catalogue
 from coordkit.families import import_families
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
 
 COMPARISON = ["metric", "paper", "kit"]
 
@@ -107,7 +113,9 @@ def registered() -> dict[str, Figure]:
 
 
 def get(figure_id: str) -> Figure:
-    figures = all_figures()
-    if figure_id not in figures:
-        raise KeyError(f"no figure {figure_id!r}; `coordkit list` shows them: {', '.join(figures)}")
-    return figures[figure_id]
+    """The figure ``figure_id``, importing only its own family when the catalogue knows it."""
+    known = catalogue.figures()
+    if figure_id not in known:
+        raise KeyError(f"no figure {figure_id!r}; `coordkit list` shows them: {', '.join(known)}")
+    importlib.import_module(known[figure_id].module)
+    return registered()[figure_id]

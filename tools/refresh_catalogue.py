@@ -1,0 +1,13 @@
+"""Rewrite coordkit/catalogue.json from the families (after a figure or a model, or one of its parameters, changes).
+
+    .venv/bin/python tools/refresh_catalogue.py
+
+tests/test_catalogue.py fails until the file matches what the families declare.
+"""
+
+from coordkit import catalogue
+
+if __name__ == "__main__":
+    catalogue.write()
+    figures, models = catalogue.read()
+    print(f"wrote {catalogue.FILE}: {len(figures)} figures, {len(models)} models")
