@@ -16,6 +16,11 @@ import sys
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from coordkit.figures import Figure
+    from coordkit.model import Model
 
 FILE = Path(__file__).with_name("catalogue.json")
 
@@ -54,7 +59,7 @@ class ModelEntry:
     description: str  # the first paragraph of its docstring
     parameters: tuple[ParameterEntry, ...]
 
-    def load(self) -> type:
+    def load(self) -> type["Model"]:
         """The model class itself (this imports its family, and Mesa)."""
         from coordkit.model import registered
 
@@ -62,16 +67,21 @@ class ModelEntry:
         return registered()[self.id]
 
 
+class Catalogue(NamedTuple):
+    figures: dict[str, FigureEntry]
+    models: dict[str, ModelEntry]
+
+
 def figures() -> dict[str, FigureEntry]:
     """Every figure by id: the file's, and those registered in this process."""
     live = {fid: describe_figure(figure) for fid, figure in _registered("coordkit.figures").items()}
-    return dict(sorted((read()[0] | live).items()))
+    return dict(sorted((read().figures | live).items()))
 
 
 def models() -> dict[str, ModelEntry]:
     """Every model by id (``coordkit run`` knows it by): the file's, and those registered in this process."""
     live = {mid: describe_model(mid, model) for mid, model in _registered("coordkit.model").items()}
-    return dict(sorted((read()[1] | live).items()))
+    return dict(sorted((read().models | live).items()))
 
 
 def _registered(module: str) -> dict:
@@ -82,7 +92,7 @@ def _registered(module: str) -> dict:
 
 
 @cache
-def read() -> tuple[dict[str, FigureEntry], dict[str, ModelEntry]]:
+def read() -> Catalogue:
     """The figures and the models of ``catalogue.json``, by id."""
     data = json.loads(FILE.read_text(encoding="utf-8"))
     figures = [FigureEntry(**entry) for entry in data["figures"]]
@@ -90,16 +100,16 @@ def read() -> tuple[dict[str, FigureEntry], dict[str, ModelEntry]]:
         ModelEntry(**entry | {"parameters": tuple(ParameterEntry(**p) for p in entry["parameters"])})
         for entry in data["models"]
     ]
-    return {f.id: f for f in figures}, {m.id: m for m in models}
+    return Catalogue({f.id: f for f in figures}, {m.id: m for m in models})
 
 
-def describe_figure(figure) -> FigureEntry:
+def describe_figure(figure: "Figure") -> FigureEntry:
     return FigureEntry(
         figure.id, figure.description, figure.llm_agents, figure.default_seeds, figure.compute.__module__
     )
 
 
-def describe_model(model_id: str, model: type) -> ModelEntry:
+def describe_model(model_id: str, model: type["Model"]) -> ModelEntry:
     parameters = tuple(
         ParameterEntry(p.name, p.type_name(), p.allowed(), repr(p.default), p.unit, p.optional, p.doc)
         for p in model.parameters
@@ -108,7 +118,7 @@ def describe_model(model_id: str, model: type) -> ModelEntry:
     return ModelEntry(model_id, model.__module__, model.__name__, description, parameters)
 
 
-def declared() -> tuple[dict[str, FigureEntry], dict[str, ModelEntry]]:
+def declared() -> Catalogue:
     """What the families declare, read from them (every family is imported: seconds), in the shape of :func:`read`."""
     from coordkit.families import import_families
     from coordkit.figures import registered as registered_figures
@@ -117,7 +127,7 @@ def declared() -> tuple[dict[str, FigureEntry], dict[str, ModelEntry]]:
     import_families()
     figures = {fid: f for fid, f in registered_figures().items() if _in_kit(f.compute.__module__)}
     models = {mid: m for mid, m in registered_models().items() if _in_kit(m.__module__)}
-    return (
+    return Catalogue(
         {fid: describe_figure(figure) for fid, figure in figures.items()},
         {mid: describe_model(mid, model) for mid, model in models.items()},
     )
@@ -130,7 +140,7 @@ def _in_kit(module: str) -> bool:
 
 def write() -> None:
     """Write ``catalogue.json`` from the families (what ``tools/refresh_catalogue.py`` does)."""
-    figures, models = declared()
-    data = {"figures": [asdict(f) for f in figures.values()], "models": [asdict(m) for m in models.values()]}
+    catalogue = declared()
+    data = {name: [asdict(entry) for entry in entries.values()] for name, entries in catalogue._asdict().items()}
     FILE.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     read.cache_clear()

@@ -36,13 +36,13 @@ print(json.dumps({"outputs": outputs, "imported": [name for name in heavy if nam
 
 
 def test_the_catalogue_lists_the_figures_the_families_register():
-    on_file, declared = catalogue.read()[0], catalogue.declared()[0]
+    on_file, declared = catalogue.read().figures, catalogue.declared().figures
     assert on_file == declared, STALE
     assert set(on_file) == set(FIGURES)
 
 
 def test_the_catalogue_lists_the_models_and_parameters_the_families_declare():
-    on_file, declared = catalogue.read()[1], catalogue.declared()[1]
+    on_file, declared = catalogue.read().models, catalogue.declared().models
     assert on_file == declared, STALE
     for model_id, entry in on_file.items():
         model = MODELS[model_id]
@@ -52,7 +52,7 @@ def test_the_catalogue_lists_the_models_and_parameters_the_families_declare():
 
 @pytest.mark.parametrize("model_id", sorted(MODELS))
 def test_a_catalogued_model_loads_its_class(model_id):
-    entry = catalogue.read()[1][model_id]
+    entry = catalogue.read().models[model_id]
     assert entry.load() is MODELS[model_id] is getattr(importlib.import_module(entry.module), entry.name)
 
 

@@ -9,5 +9,5 @@ from coordkit import catalogue
 
 if __name__ == "__main__":
     catalogue.write()
-    figures, models = catalogue.read()
-    print(f"wrote {catalogue.FILE}: {len(figures)} figures, {len(models)} models")
+    written = catalogue.read()
+    print(f"wrote {catalogue.FILE}: {len(written.figures)} figures, {len(written.models)} models")
