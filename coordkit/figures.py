@@ -17,9 +17,9 @@ from __future__ import annotations  # the annotations name Altair and pandas typ
 
 import importlib
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from coordkit import catalogue
 from coordkit.families import import_families
@@ -43,6 +43,7 @@ class Figure:
     default_seeds: int = 5
     llm_agents: bool = False
     stand_in: Callable | None = None
+    small: Mapping[str, Any] = field(default_factory=dict)  # compute's keywords for a small run (the contract tests)
 
 
 _REGISTRY: dict[str, Figure] = {}
@@ -57,26 +58,30 @@ def figure(
     default_seeds: int = 5,
     llm_agents: bool = False,
     stand_in: Callable | None = None,
+    small: Mapping[str, Any] | None = None,
 ):
-    """Register the decorated ``compute(seeds, base_seed, *, llm=None)`` as the figure ``figure_id``."""
+    """Register the decorated ``compute(seeds, base_seed, *, llm=None)`` as the figure ``figure_id``; ``small``
+    names compute's keywords for a small run that still plays every mechanism (what the contract tests play where
+    the paper's size takes seconds a seed)."""
 
     def register(compute: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
-        check_compute(figure_id, compute)
+        check_compute(figure_id, compute, small)
         if stand_in is not None and not llm_agents:
             raise ValueError(f"{figure_id} has a stand-in but no LLM agents (llm_agents=False)")
         known = _REGISTRY.get(figure_id)
         if known is not None and known.compute.__qualname__ != compute.__qualname__:
             raise ValueError(f"a figure with id {figure_id!r} is already registered ({known.compute.__qualname__})")
         _REGISTRY[figure_id] = Figure(
-            figure_id, description, compute, chart, compare, default_seeds, llm_agents, stand_in
+            figure_id, description, compute, chart, compare, default_seeds, llm_agents, stand_in, dict(small or {})
         )
         return compute
 
     return register
 
 
-def check_compute(figure_id: str, compute: Callable) -> None:
-    """``compute`` must take ``(seeds, base_seed, *, llm=None)``; further parameters need defaults."""
+def check_compute(figure_id: str, compute: Callable, small: Mapping[str, Any] | None = None) -> None:
+    """``compute`` must take ``(seeds, base_seed, *, llm=None)``; further parameters need defaults, and ``small``
+    names only those."""
     parameters = list(inspect.signature(compute).parameters.values())
     positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
     llm = next((p for p in parameters if p.name == "llm"), None)
@@ -93,6 +98,10 @@ def check_compute(figure_id: str, compute: Callable) -> None:
     required = [p.name for p in parameters[2:] if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
     if required:
         raise TypeError(f"{figure_id}: compute's further parameters need defaults: {required}")
+    further = {p.name for p in parameters[2:] if p.kind is p.KEYWORD_ONLY and p.name != "llm"}
+    unknown = sorted(set(small or {}) - further)
+    if unknown:
+        raise TypeError(f"{figure_id}: small names {unknown}, which are not compute's further keywords")
 
 
 def refuse_llm(llm, why: str) -> None:

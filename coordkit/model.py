@@ -20,6 +20,7 @@ fallbacks are counted (``llm_calls``, ``llm_fallbacks``, ``fallback_reasons``).
 import inspect
 import re
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 import mesa
@@ -39,6 +40,9 @@ class Model(mesa.Model):
     """A Mesa model with declared parameters, ``run()``, ``frame()`` and ``summary()``."""
 
     parameters: ClassVar[Parameters] = Parameters()
+    # parameters of a small run that still plays every mechanism: what the contract tests play, where a run at the
+    # defaults takes seconds (Agora's 1,000 queries); every value is checked against the declaration
+    small: ClassVar[Mapping[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -47,6 +51,7 @@ class Model(mesa.Model):
         clashes = sorted(set(cls.parameters.names) & RESERVED)
         if clashes:
             raise TypeError(f"{cls.__name__}: parameters {clashes} would hide Mesa's model attributes; rename them")
+        cls.parameters.resolve(dict(cls.small), owner=f"{cls.__name__}.small")
         cls.__signature__ = cls.parameters.signature()
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{cls.parameters.docstring()}\n"
         if "__init__" in vars(cls) and not cls.__init__.__doc__:  # else help() shows Mesa's "Overload this method"

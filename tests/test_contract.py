@@ -86,7 +86,7 @@ def figure(request):
 
 @pytest.mark.parametrize("seeds", [1, 2])
 def test_a_figure_computes_compares_and_charts(figure, seeds):
-    data = figure.compute(seeds, 0)
+    data = figure.compute(seeds, 0, **figure.small)
     assert isinstance(data, pd.DataFrame) and len(data) > 0
     comparison = figure.compare(data)
     assert list(comparison.columns) == COMPARISON
@@ -98,27 +98,29 @@ def test_a_figure_computes_compares_and_charts(figure, seeds):
 @pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if not f.llm_agents))
 def test_a_figure_without_llm_agents_refuses_a_client(figure_id):
     with pytest.raises(ValueError, match="no LLM agents"):
-        FIGURES[figure_id].compute(1, 0, llm=ScriptedClient(["C"], repeat=True))
+        FIGURES[figure_id].compute(1, 0, llm=ScriptedClient(["C"], repeat=True), **FIGURES[figure_id].small)
 
 
 @pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if f.llm_agents))
 def test_a_figure_with_llm_agents_plays_them_through_the_client(figure_id):
     figure = FIGURES[figure_id]
     client = ScriptedClient(figure.stand_in or (lambda request: "no idea"))
-    data = figure.compute(1, 0, llm=client)
+    data = figure.compute(1, 0, llm=client, **figure.small)
     assert len(client.requests) > 0 and len(data) > 0
     assert list(figure.compare(data).columns) == COMPARISON
 
 
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory):
-    """Every figure's CSV at 1 seed, written by two separate Python processes with different hash seeds."""
+    """Every figure's CSV at 1 seed (its small size), written by two separate Python processes with different hash
+    seeds."""
     script = (
         "import importlib, sys; from coordkit import figures\n"
         "for spec in sys.argv[2:]:\n"
         "    module, figure_id = spec.split(':')\n"
         "    importlib.import_module(module)\n"
-        "    figures.registered()[figure_id].compute(1, 0).to_csv(f'{sys.argv[1]}/{figure_id}.csv', index=False)\n"
+        "    figure = figures.registered()[figure_id]\n"
+        "    figure.compute(1, 0, **figure.small).to_csv(f'{sys.argv[1]}/{figure_id}.csv', index=False)\n"
     )
     specs = [f"{f.compute.__module__}:{f.id}" for f in FIGURES.values()]
     outs = [tmp_path_factory.mktemp(f"process{k}") for k in (1, 2)]
@@ -187,7 +189,7 @@ def test_a_model_refuses_an_unknown_parameter(model):
 
 
 def test_a_model_runs_and_gives_its_frame_and_summary(model):
-    played = model(rng=3)
+    played = model(**model.small, rng=3)
     assert played.run() is played
     frame = played.frame()
     step = frame.columns[0]
@@ -200,7 +202,7 @@ def test_a_model_runs_and_gives_its_frame_and_summary(model):
 
 
 def test_a_model_is_deterministic(model):
-    first, second = (model(rng=11).run() for _ in range(2))
+    first, second = (model(**model.small, rng=11).run() for _ in range(2))
     pd.testing.assert_frame_equal(first.frame(), second.frame())
     assert json.dumps(first.summary(), default=str) == json.dumps(second.summary(), default=str)
 

@@ -176,6 +176,13 @@ def test_a_model_must_declare_its_parameters_and_not_hide_mesas_attributes():
         type("Clashing", (Model,), {"parameters": Parameters(Integer("agents", 4, 1, 32, doc="actors"))})
 
 
+def test_a_models_small_run_is_checked_against_its_declaration():
+    declared = Parameters(Integer("limit", 3, 1, 10, doc="steps to take"))
+    assert type("Small", (Model,), {"parameters": declared, "small": {"limit": 2}}).small == {"limit": 2}
+    with pytest.raises(ParameterError, match="limit=0 is out of range"):
+        type("TooSmall", (Model,), {"parameters": declared, "small": {"limit": 0}})
+
+
 def test_a_figures_compute_must_take_seeds_base_seed_and_llm():
     def good(seeds, base_seed=0, *, llm=None, delays=(0, 5)):
         return None
@@ -191,6 +198,9 @@ def test_a_figures_compute_must_take_seeds_base_seed_and_llm():
         check_compute("bad", bad)
     with pytest.raises(TypeError, match=r"further parameters need defaults: \['n'\]"):
         check_compute("unset", unset)
+    check_compute("small", good, {"delays": (0,)})
+    with pytest.raises(TypeError, match=r"small names \['queries'\], which are not compute's further keywords"):
+        check_compute("small", good, {"queries": 10})
     refuse_llm(None, "rules")
     with pytest.raises(ValueError, match=r"no LLM agents \(the simplified model plays\)"):
         refuse_llm(object(), "the simplified model plays")

@@ -185,6 +185,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
     default_seeds=3,
     llm_agents=True,
     stand_in=stand_in.reply,
+    small={"queries": AgoraNetwork.small["queries"]},
 )
 def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with

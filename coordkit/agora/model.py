@@ -411,6 +411,7 @@ class AgoraNetwork(_Engine, Model):
         _llm(),
         relations=(_check_before_negotiating, _a_query_per_user),
     )
+    small = {"queries": 200}  # still negotiates, implements and syncs the databases (13 protocols at seed 3)
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
