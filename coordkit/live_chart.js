@@ -84,15 +84,26 @@ function prepare(spec) {
   return { spec: ready, shape, datasets, titles, size };
 }
 
+// The whole pixels that the view's marks cover (its root's bounds, from the view's origin).
+function extent(view) {
+  const bounds = view.scenegraph().root.bounds;
+  return [Math.floor(bounds.x1), Math.floor(bounds.y1), Math.ceil(bounds.x2), Math.ceil(bounds.y2)].join();
+}
+
 // Put the new data, titles and size into the view on screen; false if it cannot take them (then draw anew).
 async function update(result, prepared) {
   try {
     const view = result.view;
+    const before = extent(view);
     for (const [name, values] of Object.entries(prepared.datasets)) view.data(name, values);
     for (const { name, value } of prepared.titles) view.signal(name, value);
     if (prepared.size.width !== undefined) view.width(prepared.size.width);
     if (prepared.size.height !== undefined) view.height(prepared.size.height);
     await view.runAsync();
+    // Marks that now cover other pixels (wider axis labels, a longer title) get a canvas laid out anew for them, or
+    // they would be clipped at its edge: Vega's autosize lays out an updated view only when asked. Asked only
+    // then, since a canvas laid out anew costs the notebook's page a reflow (some 20 ms).
+    if (extent(view) !== before) await view.resize().runAsync();
     return true;
   } catch {
     return false;
@@ -166,6 +177,7 @@ export default {
       el.replaceChildren(next);
       if (result) result.finalize();
       result = embedded;
+      el.vegaView = embedded.view; // for tests: the view on screen (its scenegraph, `toSVG()`)
       shape = prepared.shape;
       countDraw();
     };
