@@ -20,7 +20,8 @@ kit = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(kit)
 
 VPY = "/repo/.venv/bin/python"
-TEST_TOOLS = {"pytest", "nbval", "hypothesis", "ruff", "playwright"}
+TEST_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "ruff", "playwright"}  # the test extra
+TEST_MODULES = {"pytest", "xdist", "nbval", "hypothesis", "ruff", "playwright"}  # what they are imported as
 
 
 def test_make_test_runs_ruff_then_every_test_and_notebook_quietly_unless_told_otherwise():
@@ -29,6 +30,7 @@ def test_make_test_runs_ruff_then_every_test_and_notebook_quietly_unless_told_ot
     assert formatting == [VPY, "-m", "ruff", "format", "--check", "."]
     assert tests == [VPY, "-m", "pytest", "tests", "notebooks", "--nbval-lax", "--nbval-sanitize-with"] + [
         "tests/nbval_sanitize.cfg",
+        *["-n", "auto", "--dist", "loadfile"],  # a test file to a worker, one worker per core
         "-q",
     ]
     assert kit.test_commands(VPY, ["-q", "-m", "not browser"])[2][-3:] == ["-q", "-m", "not browser"]
@@ -127,12 +129,12 @@ def test_the_notebooks_and_the_package_import_no_test_tool():
     """`make lab` installs the base dependencies only, so nothing a student runs may need the test extra."""
     offenders = {}
     for path in (ROOT / "coordkit").rglob("*.py"):
-        offenders[path] = imported_modules(path.read_text(encoding="utf-8")) & TEST_TOOLS
+        offenders[path] = imported_modules(path.read_text(encoding="utf-8")) & TEST_MODULES
     for path in (ROOT / "notebooks").rglob("*.ipynb"):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
         lines = [line for line in "\n".join(code).splitlines() if not line.lstrip().startswith(("%", "!"))]
-        offenders[path] = imported_modules("\n".join(lines)) & TEST_TOOLS
+        offenders[path] = imported_modules("\n".join(lines)) & TEST_MODULES
     assert not {str(path.relative_to(ROOT)): sorted(names) for path, names in offenders.items() if names}
 
 

@@ -29,6 +29,9 @@ VENV = ROOT / ".venv"
 WINDOWS = os.name == "nt"
 START = "notebooks/00_start_here.ipynb"
 PYTEST = ["-m", "pytest", "tests", "notebooks", "--nbval-lax", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+# one worker per core, each taking whole files: a notebook's cells run in order on one kernel, and the browser
+# tests share one JupyterLab; `-n 0` as a test argument runs everything in this process (for -s, pdb)
+PARALLEL = ["-n", "auto", "--dist", "loadfile"]
 CHECK = "import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 12) else 1)"
 READ_TEST_EXTRA = (
     "import tomllib; print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))"
@@ -105,7 +108,7 @@ def test_commands(vpy: str, args: list[str]) -> list[list[str]]:
     return [
         [vpy, "-m", "ruff", "check", "."],
         [vpy, "-m", "ruff", "format", "--check", "."],
-        [vpy] + PYTEST + (args or ["-q"]),
+        [vpy] + PYTEST + PARALLEL + (args or ["-q"]),
     ]
 
 
