@@ -25,13 +25,29 @@ RENDERERS = ("svg", "png", "html-inline")
 SAVE_FORMATS = (".svg", ".png")
 WIDTH = 520
 HEIGHT = 240
+COLUMN = 968  # px: the notebook's column at a 1400-px window (the browser tests'); every chart fits in it
+PADDING = 5  # px around a chart (Vega's default)
+# Chart text is laid out and drawn in the first of these fonts that is there: both by the page for a live chart; for a
+# static SVG, laid out by vl-convert, then drawn by the page. Most machines have Arial, or Liberation Sans, which Linux
+# browsers take for it; vl-convert does not, and lays out in DejaVu Sans, a little wider, so that the page's text
+# only falls short of its room. Where DejaVu Sans is the only one, both use it.
+FONT = "Arial, DejaVu Sans, sans-serif"
+# Every text has a limit, past which Vega cuts it with "…" (the browser tests fail on a cut): generous enough for
+# the kit's labels in DejaVu Sans, and what bounds a chart's width whatever the fonts.
+LABEL_LIMIT = 240  # px: an axis's or a facet header's labels
+LEGEND_LIMIT = 200  # px: a legend's labels; legends sit below the chart, one above the other, each in two columns
+LEGEND_COLUMNS = 2
+TITLE_LIMIT = COLUMN - 2 * PADDING - 4  # and a few pixels that Vega rounds up
 
 
 @alt.theme.register(THEME, enable=False)
 def coordkit_theme() -> alt.theme.ThemeConfig:
-    """A clean theme: colour-blind-safe palettes, left-aligned titles, light grid, readable font sizes."""
+    """A clean theme: colour-blind-safe palettes, left-aligned titles, light grid, readable font sizes, and widths
+    bounded whatever the fonts: limits on every text, legends below the chart."""
     return {
         "config": {
+            "font": FONT,
+            "padding": PADDING,
             "view": {
                 "continuousWidth": WIDTH,
                 "continuousHeight": HEIGHT,
@@ -39,9 +55,10 @@ def coordkit_theme() -> alt.theme.ThemeConfig:
                 "discreteHeight": HEIGHT,
                 "stroke": None,
             },
-            "title": {"anchor": "start", "fontSize": 15, "fontWeight": 600, "offset": 10},
+            "title": {"anchor": "start", "fontSize": 15, "fontWeight": 600, "offset": 10, "limit": TITLE_LIMIT},
             "axis": {
                 "labelFontSize": 12,
+                "labelLimit": LABEL_LIMIT,
                 "titleFontSize": 13,
                 "titleFontWeight": "normal",
                 "gridColor": "#e6e6e6",
@@ -49,8 +66,25 @@ def coordkit_theme() -> alt.theme.ThemeConfig:
                 "tickColor": "#888888",
             },
             "axisXDiscrete": {"labelAngle": 0},
-            "legend": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
-            "header": {"labelFontSize": 13, "titleFontSize": 13, "labelPadding": 16},  # room for bar labels
+            "legend": {
+                "orient": "bottom",
+                "columns": LEGEND_COLUMNS,
+                "labelFontSize": 12,
+                "labelLimit": LEGEND_LIMIT,
+                "titleFontSize": 13,
+                "titleFontWeight": "normal",
+                "titleLimit": LEGEND_COLUMNS * LEGEND_LIMIT,
+                # several legends below a chart stack rather than line up (an expression: Vega-Lite's schema
+                # takes the layout no other way)
+                "layout": {"expr": "{bottom: {anchor: 'start', direction: 'vertical', margin: 8}}"},
+            },
+            "header": {
+                "labelFontSize": 13,
+                "labelLimit": LABEL_LIMIT,
+                "labelPadding": 16,  # room for bar labels
+                "titleFontSize": 13,
+                "titleLimit": LABEL_LIMIT,
+            },
             "range": {
                 "category": {"scheme": "tableau10"},
                 "heatmap": {"scheme": "viridis"},
@@ -93,12 +127,18 @@ def save(chart: alt.typing.ChartType, path: str | Path) -> Path:
     return path
 
 
+def title(text: str | list[str], width: float) -> alt.TitleParams:
+    """A title (a list: one line each) kept within ``width`` pixels, past which Vega cuts it with "…": for a chart
+    beside others, whose title the theme's limit (the column's width) does not keep within its share of the row."""
+    return alt.TitleParams(text, limit=width)
+
+
 def lines(
     df: pd.DataFrame,
     x: str,
     y: str,
     color: str | None = None,
-    title: str | list[str] | None = None,  # a list: one line each
+    title: str | list[str] | alt.TitleParams | None = None,  # a list: one line each
     y_title: str | None = None,
     x_title: str | None = None,
 ) -> alt.Chart:
@@ -221,7 +261,7 @@ def vega_bundle() -> str:
 
 
 TABLE_CSS = (
-    "border-collapse:collapse;table-layout:auto;max-width:1150px;font-size:12.5px;line-height:1.35;"
+    "border-collapse:collapse;table-layout:auto;max-width:100%;font-size:12.5px;line-height:1.35;"
     "font-variant-numeric:tabular-nums"
 )
 

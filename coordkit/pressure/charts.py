@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 SOURCES = alt.Scale(domain=["kit", "paper"], range=["circle", "diamond"])  # kit filled, paper hollow
 RATE = ("rate", "wilson_low", "wilson_high")
 SOLVED = "#a1d99b"  # a solved square's cells
+TRIAL_PX = 360  # a trial's pressure curve, and the most that its final square's title takes beside it
 
 
 def _readable(name: str) -> str:
@@ -117,7 +118,11 @@ def scaling(frame: pd.DataFrame, paper: str | None = None) -> alt.LayerChart:
 
 
 def grid(
-    cells: np.ndarray, pressures: np.ndarray, givens: np.ndarray, title: str = "", pressure_max: float | None = None
+    cells: np.ndarray,
+    pressures: np.ndarray,
+    givens: np.ndarray,
+    title: str | alt.TitleParams = "",
+    pressure_max: float | None = None,
 ) -> alt.LayerChart:
     """The square: each cell shows its value (blank when empty), coloured by its row's pressure, or all green once
     solved (no pressure left); givens in bold. ``pressure_max`` fixes the top of the colour scale (so that a
@@ -167,8 +172,9 @@ def trial(model: "PressureField") -> list[alt.TopLevelMixin]:
     below them each row's fitness tick by tick."""
     outcome = f"solved in {model.steps} ticks" if model.solved else f"unsolved after {model.steps} ticks"
     curve = viz.lines(model.frame(), "tick", "pressure", title=f"{_readable(model.strategy)} ({model.mode}): {outcome}")
-    square = grid(model.grid, model.pressures, ~model.editable, title=f"final square, P = {model.pressures.sum()}")
-    return [alt.hconcat(curve.properties(width=360), square), fitness(model.rows_frame())]
+    final = viz.title(f"final square, P = {model.pressures.sum()}", TRIAL_PX)  # beside the curve: kept to its share
+    square = grid(model.grid, model.pressures, ~model.editable, title=final)
+    return [alt.hconcat(curve.properties(width=TRIAL_PX), square), fitness(model.rows_frame())]
 
 
 def fitness(rows: pd.DataFrame) -> alt.Chart:

@@ -15,7 +15,7 @@ from coordkit.rep.beer_game.model import PROTOCOL_NAMES
 SOURCES = ["paper (LLM)", "kit (rules)"]  # Figure 1(C), in this order
 
 
-def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | None = None) -> alt.Chart:
+def by_stage(rounds: pd.DataFrame, value: str = "order", title: str | alt.TitleParams | None = None) -> alt.Chart:
     """One line per stage over rounds (mean over seeds if there are several), with customer demand dashed."""
     mean = rounds.groupby(["round", "position", "stage"], as_index=False)[[value, "customer_demand"]].mean()
     stages = viz.lines(mean, "round", value, color="stage", title=title, y_title=value.replace("_", " "))
@@ -72,8 +72,10 @@ def cost_ratios(games: pd.DataFrame) -> alt.LayerChart:
 
 def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
     """The paper's Figure 1, redrawn: (A) orders under A2A, (B) under REP, (C) cost ratios beside the paper's."""
-    a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title="(A) A2A: orders by stage")
-    rep = by_stage(rounds[rounds["protocol"] == "rep_textual"], title="(B) REP textual: orders by stage")
+    a2a = by_stage(rounds[rounds["protocol"] == "a2a"], title=viz.title("(A) A2A: orders by stage", 300))
+    rep = by_stage(
+        rounds[rounds["protocol"] == "rep_textual"], title=viz.title("(B) REP textual: orders by stage", 300)
+    )
     side_by_side = alt.hconcat(a2a.properties(width=300), rep.properties(width=300)).resolve_scale(y="shared")
     ratios = cost_ratios(metrics.per_game(rounds))
     return alt.vconcat(side_by_side, ratios).resolve_scale(color="independent")
@@ -108,7 +110,9 @@ def game_view(rounds: pd.DataFrame) -> alt.Chart:
     table = pd.concat([by_measure, demand], ignore_index=True)
     table["dashed"] = table["stage"] == DEMAND
     table["measure"] = table["measure"].map(GAME_VIEW_ROWS)
-    header = alt.Header(title=None, labelOrient="top", labelAnchor="start", labelAngle=0, labelFontWeight="bold")
+    header = alt.Header(  # above each row: as wide as the chart
+        title=None, labelOrient="top", labelAnchor="start", labelAngle=0, labelFontWeight="bold", labelLimit=viz.WIDTH
+    )
     encoding = alt.FacetedEncoding(
         x=alt.X("round:Q", axis=alt.Axis(tickMinStep=1)),
         y=alt.Y("cases:Q"),
@@ -248,8 +252,11 @@ def chain_at(rounds: pd.DataFrame, t: int, title: str | None = None) -> alt.Laye
         layer("end name", text(fontSize=names, fontWeight="bold", color="#666666"), **words),
         layer("books", text(fontSize=11, lineHeight=14), **words),
         layer("bar label", alt.MarkDef(type="text", fontSize=10), **words),
-        layer("stage label", text(align="left", fontSize=11, fontWeight="bold"), **words, color=colour),
-        layer("message", text(align="left", fontSize=11, color="#333333"), **words),
+        # the messages' lines are wrapped by characters, and never run past the chart's edge, whatever the font
+        layer(
+            "stage label", text(align="left", fontSize=11, fontWeight="bold", limit=NAME_COLUMN), **words, color=colour
+        ),
+        layer("message", text(align="left", fontSize=11, color="#333333", limit=CHAIN_WIDTH - NAME_COLUMN), **words),
     ]
     height = float(table["y"].max()) + LINE
     return alt.layer(*layers, data=table, width=CHAIN_WIDTH, height=height, title=alt.Title(heading, subtitle=LANES))

@@ -13,21 +13,22 @@ CAPACITY = Fishbanks.parameters["capacity"].default
 ORDER = list(PROTOCOL_NAMES.values())
 
 
-def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str) -> alt.LayerChart:
+def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str, width: int = 400) -> alt.LayerChart:
     """One line per protocol over seasons, the mean over seeds with a ± sd band (``seasons`` from
-    :func:`.metrics.per_season`)."""
+    :func:`.metrics.per_season`), ``width`` pixels wide, its title too."""
     table = seasons.groupby(["protocol", "season"], sort=False)[value].agg(["mean", "std"]).reset_index()
     table["protocol"] = table["protocol"].map(PROTOCOL_NAMES)
     spread = table["std"].fillna(0.0)  # one seed: no band
     table["low"], table["high"] = table["mean"] - spread, table["mean"] + spread
     colour = alt.Color("protocol:N", sort=ORDER, title=None)
-    line = viz.lines(table, "season", "mean", color="protocol", title=title, y_title=y_title).encode(color=colour)
+    line = viz.lines(table, "season", "mean", color="protocol", title=viz.title(title, width), y_title=y_title)
+    line = line.encode(color=colour)
     band = (
         alt.Chart(table)
         .mark_area(opacity=0.18)
         .encode(x=alt.X("season:Q"), y=alt.Y("low:Q"), y2=alt.Y2("high:Q"), color=colour)
     )
-    return alt.layer(line, band).properties(width=400, height=220)  # the line first: the legend shows lines
+    return alt.layer(line, band, width=width, height=220)  # the line first: the legend shows lines
 
 
 def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
@@ -58,10 +59,10 @@ def figure2(data: pd.DataFrame) -> alt.VConcatChart:
     """The paper's Figure 2, redrawn from :func:`~coordkit.rep.fishbanks.experiments.figure2`'s rows: (A) the fish
     population, (B) the sustainability index with the viability threshold, (C) the normalised outcomes."""
     seasons = metrics.per_season(data)
-    population = by_season(seasons, "population", "(A) Fish population (mean ± sd)", "fish")
-    index = by_season(seasons, "sustainability_index", "(B) Sustainability index (dashed: threshold)", "index")
+    population = by_season(seasons, "population", "(A) Fish population (mean ± sd)", "fish", width=340)
+    index = by_season(seasons, "sustainability_index", "(B) Sustainability index", "index (dashed: threshold)", 340)
     source = "kit (LLM)" if "llm_calls" in data.columns else "kit (rules)"
-    top = alt.hconcat(population.properties(width=340), (index + threshold_rule()).properties(width=340))
+    top = alt.hconcat(population, index + threshold_rule())
     return alt.vconcat(top, outcomes(metrics.per_game(data), source)).resolve_scale(color="independent")
 
 
@@ -75,14 +76,16 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
     seasons = metrics.per_season(frame, capacity, threshold)
     result = metrics.summary(frame, capacity, threshold, seasons=seasons)
     played = len(seasons) - 1
-    headline = (
-        f"Fish stock — final {result['final_population']:,.0f} fish, index {result['final_sustainability_index']:.2f}, "
+    headline = [  # two lines, narrower than the chart: a panel's chart then keeps its size from one run to the next
+        f"Fish stock — final {result['final_population']:,.0f} fish, index {result['final_sustainability_index']:.2f}",
         f"{result['seasons_above_threshold']} of {played} seasons above {threshold:g}, "
-        f"profit margin {result['profit_margin']:.0%}"
-    )
+        f"profit margin {result['profit_margin']:.0%}",
+    ]
     stock = viz.lines(seasons[["season", "population"]], "season", "population", title=headline, y_title="fish")
     viable = threshold_rule(threshold * seasons["population"].iloc[0])
     fleets = frame[["season", "company", "boats"]]
     boats = viz.lines(fleets, "season", "boats", color="company", title="Boats by company", y_title="boats")
-    boats = boats.encode(color=alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None))
+    # in rows of three, so that one company more or less seldom changes the legend's height (and the chart's size)
+    fleet = alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None, legend=alt.Legend(columns=3))
+    boats = boats.encode(color=fleet)
     return alt.vconcat(alt.layer(stock, viable, height=170), boats.properties(height=170))

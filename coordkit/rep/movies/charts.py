@@ -47,7 +47,7 @@ def figure3_sparsity(rounds: pd.DataFrame, threshold: float = 0.7) -> alt.HConca
             layers.append(_paper_maximum(paper.value("max_consensus", "a2a")))
         else:
             layers.append(_paper_rounds(paper, 100 * threshold, colour))
-        panels.append(alt.layer(*layers).properties(title=PROTOCOL_NAMES[protocol], width=210, height=240))
+        panels.append(alt.layer(*layers, title=viz.title(PROTOCOL_NAMES[protocol], 210), width=210, height=240))
     title = alt.TitleParams(
         "Consensus over rounds, 20 agents (mean over seeds)",
         subtitle=f"★ the kit reaches {threshold:.0%}; ◇ the paper's convergence rounds; dashes: the paper's A2A best",
@@ -180,7 +180,7 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
             "y2": nodes["y"].to_numpy()[drawn[:, 1]],
         }
     )
-    bare = {"axis": None}
+    bare = {"axis": None, "scale": alt.Scale(padding=6)}  # no dot past the edge: the chart keeps its size
     lines = (
         alt.Chart(edges)
         .mark_rule(opacity=0.15, color="#888888")
@@ -201,10 +201,10 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
             ],
         )
     )
-    shown = "" if len(drawn) == len(model.edges) else f", every {len(model.edges) // len(drawn)}th edge drawn"
-    network = alt.layer(
-        lines, dots, width=320, height=320, title=f"{model.population} agents, {len(model.edges)} edges{shown}"
-    )
+    title = [f"{model.population} agents, {len(model.edges)} edges"]
+    if len(drawn) < len(model.edges):
+        title.append(f"every {len(model.edges) // len(drawn)}th edge drawn")
+    network = alt.layer(lines, dots, width=320, height=320, title=viz.title(title, 320))
     independent_colours = alt.Resolve(scale=alt.ScaleResolveMap(color="independent"))
     return alt.hconcat(network, consensus_over_rounds(model, width=340), resolve=independent_colours)
 
@@ -215,11 +215,12 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
     summary = model.summary()
     reached = summary["convergence_round"]
     verdict = f"converged at round {reached:.0f}" if summary["converged"] else "never converged"
-    title = [  # two lines: one would be wider than the chart
-        f"{PROTOCOL_NAMES[model.protocol]}: final consensus {summary['final_consensus']:.0%}, {verdict}",
+    lines = [  # short lines, none wider than the chart
+        f"{PROTOCOL_NAMES[model.protocol]}: final consensus {summary['final_consensus']:.0%}",
+        verdict,
         f"group proposal ${model.group_price:.2f} at {model.group_time:.2f} h",
     ]
-    line = viz.lines(frame, "round", CONSENSUS, title=title).encode(
+    line = viz.lines(frame, "round", CONSENSUS, title=viz.title(lines, width)).encode(
         y=alt.Y(CONSENSUS, scale=alt.Scale(domain=[0, 100]))
     )
     layers = [_threshold_rule(100 * model.convergence_threshold), line]
