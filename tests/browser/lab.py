@@ -14,7 +14,7 @@ The machinery lives in the modules beside this one, re-exported here:
 - ``lab_server``: the JupyterLab server, Chromium and new pages, the repository's notebooks, ``skip_reason``;
 - ``lab_notebook``: opening a notebook, Run All Cells, saving, and the cells' outputs;
 - ``lab_checks``: what must not be seen: tracebacks, undisplayable widgets, outputs too wide, dollars drawn as math;
-- ``lab_charts``: the charts in the outputs and whether they are drawn;
+- ``lab_charts``: the charts in the outputs, whether they are drawn, and whether their text shows whole;
 - ``lab_panels``: the panels, their controls, and changing a control and waiting for the panel to run again;
 - ``lab_screenshots``: screenshots under test-artifacts/browser/, taken when a block fails.
 
@@ -23,7 +23,7 @@ A JavaScript handle on the application (``window.jupyterapp``, exposed by the se
 kernel's status and the cells' outputs; everything else goes through the page as a user sees it.
 """
 
-from lab_charts import Chart, charts, wait_for_charts_loaded, wait_for_live_charts
+from lab_charts import Chart, charts, cut_text, wait_for_charts_loaded, wait_for_live_charts
 from lab_checks import (
     Problem,
     dollars_shown_as_math,
@@ -94,6 +94,7 @@ __all__ = [
     # lab_charts
     "Chart",
     "charts",
+    "cut_text",
     "wait_for_charts_loaded",
     "wait_for_live_charts",
     # lab_panels

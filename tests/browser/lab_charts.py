@@ -1,11 +1,35 @@
 """The charts in a notebook's outputs (images, inline SVGs, the panels' live Vega canvases): where they are, how big,
-and whether anything is drawn in them."""
+whether anything is drawn in them, and whether their text shows whole (not cut by an ellipsis, not clipped)."""
 
 from dataclasses import dataclass
 
-# A chart element: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg>, a <canvas> (a
-# panel's live chart, drawn by Vega). Each belongs to the innermost output around it (a panel's table slots are
-# outputs inside the panel's output).
+# The chart elements under `root`: an <img> (how JupyterLab shows image/svg+xml and image/png), an inline <svg>, a
+# <canvas> (a panel's live chart, drawn by Vega), with the output each belongs to (the innermost around it: a panel's
+# table slots are outputs inside the panel's output) and the cell and panel it is in. Icons are not charts.
+_JS_CHART_ELEMENTS = r"""
+(root) => {
+    const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+    const panels = [...document.querySelectorAll('.jp-Notebook .coordkit-panel')];
+    const found = [];
+    const own = root.closest('.jp-OutputArea-output');  // a panel's own output holds its live charts
+    for (const output of [...(own ? [own] : []), ...root.querySelectorAll('.jp-OutputArea-output')]) {
+        for (const el of output.querySelectorAll('img, svg, canvas')) {
+            if (el.closest('.jp-OutputArea-output') !== output) continue;  // an inner output's: counted there
+            if (el.tagName.toLowerCase() === 'svg' && el.parentElement.closest('svg')) continue;  // nested svg
+            if (el.closest('.jp-InputArea, .widget-slider, .jp-Toolbar')) continue;
+            const box = el.getBoundingClientRect();
+            if (el.tagName.toLowerCase() === 'svg' && box.width < 40 && box.height < 40) continue;  // an icon
+            found.push({
+                el, box, tag: el.tagName.toLowerCase(),
+                cell: cells.indexOf(el.closest('.jp-Cell')),
+                panel: panels.indexOf(el.closest('.coordkit-panel')),
+            });
+        }
+    }
+    return found;
+}
+"""
+
 _JS_CHARTS = r"""
 (root) => {
     // a canvas's marks: its pixels that are neither blank nor white (every 4th row and column)
@@ -21,33 +45,81 @@ _JS_CHARTS = r"""
         }
         return inked;
     };
+    return (ELEMENTS)(root).map(({el, box, tag, cell, panel}) => {
+        let marks = 0, loaded = true;
+        if (tag === 'svg') marks = el.querySelectorAll('path, rect, circle, line, polygon, polyline').length;
+        else if (tag === 'img') { loaded = el.complete && el.naturalWidth > 0; marks = loaded ? 1 : 0; }
+        else marks = inkedPixels(el);
+        return {tag, width: box.width, height: box.height, marks, loaded, cell, panel};
+    });
+}
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
+
+# Each chart's texts as the page draws them, in its own fonts: an image's SVG source and a live chart's view (as SVG,
+# `view.toSVG()`, laid out as on its canvas) are drawn into a scratch element off screen, an inline SVG is read where
+# it is. A text is cut if a line of it ends in "…" that its data did not hold (Vega cuts a label longer than its
+# limit), clipped if its box reaches more than a pixel past the chart's edge.
+_JS_CUT_TEXT = r"""
+async (root) => {
+    const svgOfImage = img => {
+        const src = img.getAttribute('src') || '';
+        if (src.startsWith('data:image/svg+xml;base64,')) return atob(src.slice(src.indexOf(',') + 1));
+        if (src.startsWith('data:image/svg+xml,')) return decodeURIComponent(src.slice(src.indexOf(',') + 1));
+        return null;  // a PNG: its text cannot be read
+    };
+    const textsInData = (item, kept) => {  // a live chart's texts that end in "…" before Vega draws them
+        const lines = item.text === undefined ? [] : [item.text].flat().map(String);
+        lines.filter(line => line.trim().endsWith('…')).forEach(line => kept.add(line.trim()));
+        for (const child of item.items || []) textsInData(child, kept);
+        return kept;
+    };
+    const scratch = document.createElement('div');
+    scratch.style.cssText = 'position: absolute; left: -20000px; top: 0';
+    document.body.append(scratch);
     const found = [];
-    const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
-    const panels = [...document.querySelectorAll('.jp-Notebook .coordkit-panel')];
-    const outputs = root.querySelectorAll('.jp-OutputArea-output');
-    for (const output of outputs) {
-        for (const el of output.querySelectorAll('img, svg, canvas')) {
-            if (el.closest('.jp-OutputArea-output') !== output) continue;  // an inner output's: counted there
-            if (el.tagName.toLowerCase() === 'svg' && el.parentElement.closest('svg')) continue;  // nested svg
-            if (el.closest('.jp-InputArea, .widget-slider, .jp-Toolbar')) continue;
-            const box = el.getBoundingClientRect();
-            const tag = el.tagName.toLowerCase();
-            let marks = 0, loaded = true;
-            if (tag === 'svg') marks = el.querySelectorAll('path, rect, circle, line, polygon, polyline').length;
-            else if (tag === 'img') { loaded = el.complete && el.naturalWidth > 0; marks = loaded ? 1 : 0; }
-            else marks = inkedPixels(el);
-            // icons (tiny svgs in buttons, toolbars) are not charts
-            if (tag === 'svg' && box.width < 40 && box.height < 40) continue;
-            found.push({
-                tag, width: box.width, height: box.height, marks, loaded,
-                cell: cells.indexOf(el.closest('.jp-Cell')),
-                panel: panels.indexOf(el.closest('.coordkit-panel')),
-            });
+    try {
+        for (const {el, tag, cell, panel} of (ELEMENTS)(root)) {
+            let svg = el, kept = new Set(), kind = 'inline SVG';
+            if (tag === 'img') {
+                const source = svgOfImage(el);
+                if (source === null) continue;
+                scratch.innerHTML = source;
+                svg = scratch.querySelector('svg');
+                kind = 'image';
+            } else if (tag === 'canvas') {
+                const view = el.closest('.coordkit-live-chart')?.vegaView;
+                if (!view) continue;
+                scratch.innerHTML = await view.toSVG();
+                svg = scratch.querySelector('svg');
+                kept = textsInData(view.scenegraph().root, kept);
+                kind = 'live chart';
+            }
+            if (!svg) continue;
+            const frame = svg.getBoundingClientRect();
+            for (const text of svg.querySelectorAll('text')) {
+                const spans = [...text.querySelectorAll('tspan')];
+                const lines = (spans.length ? spans : [text]).map(line => line.textContent.trim());
+                const where = {cell, panel, kind};
+                for (const line of lines) {
+                    if (line.endsWith('…') && !kept.has(line)) found.push({...where, text: line, problem: 'cut'});
+                }
+                const box = text.getBoundingClientRect();
+                if (!box.width || !lines.join('')) continue;
+                const past = {
+                    left: frame.left - box.left, right: box.right - frame.right,
+                    top: frame.top - box.top, bottom: box.bottom - frame.bottom,
+                };
+                const [side, px] = Object.entries(past).sort((a, b) => b[1] - a[1])[0];
+                const problem = `clipped ${Math.ceil(px)} px past the ${side} edge`;
+                if (px > 1) found.push({...where, text: lines.join(' / '), problem});
+            }
         }
+    } finally {
+        scratch.remove();
     }
     return found;
 }
-"""
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
 
 
 @dataclass
@@ -70,6 +142,20 @@ class Chart:
 def charts(page) -> list[Chart]:
     """Every chart in the notebook's outputs (panels included)."""
     return [Chart(**found) for found in page.evaluate(f"() => ({_JS_CHARTS})(document.querySelector('.jp-Notebook'))")]
+
+
+def cut_text(page_or_element) -> list[str]:
+    """The texts of the charts in the notebook (or in one element of it, such as a panel) that are cut by an
+    ellipsis or clipped at the chart's edge, each as "cell 12 (panel 0, live chart): 'fully connecte…' cut"."""
+    if hasattr(page_or_element, "element_handle"):
+        found = page_or_element.element_handle().evaluate(_JS_CUT_TEXT)
+    else:
+        found = page_or_element.evaluate(f"() => ({_JS_CUT_TEXT})(document.querySelector('.jp-Notebook'))")
+    return [f"cell {f['cell']} ({_where(f)}): {f['text']!r} {f['problem']}" for f in found]
+
+
+def _where(found: dict) -> str:
+    return found["kind"] if found["panel"] < 0 else f"panel {found['panel']}, {found['kind']}"
 
 
 def wait_for_charts_loaded(page, timeout: float = 15.0) -> None:

@@ -1,15 +1,26 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
-For each notebook: Run All Cells; no cell shows an error; every chart is drawn; no output is wider than the column
-and no dollar sign is drawn as math; every panel is there; then each
-control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel must run again
-without an error each time (its chart changes, or, when the result is legitimately the same, its status line goes
-through "running…" to "done in …" again). Controls that ran again with the same chart are listed in the session's
-summary ("notes"): not failures, but worth a look. Last, the notebook is saved (each panel must keep a static view
-of its chart, for GitHub) and reopened on a new kernel (each panel must show its controls and that chart).
+For each notebook: Run All Cells; no cell shows an error; every chart is drawn; no output is wider than the column,
+no chart text is cut by an ellipsis or clipped at the chart's edge, and no dollar sign is drawn as math; every panel
+is there; then each control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel
+must run again without an error each time (its chart changes, or, when the result is legitimately the same, its
+status line goes through "running…" to "done in …" again), and still fit the column with its chart text whole.
+Controls that ran again with the same chart are listed in the session's summary ("notes"): not failures, but worth a
+look. Last, the notebook is saved (each panel must keep a static view of its chart, for GitHub) and reopened on a new
+kernel (each panel must show its controls and that chart, its text whole).
 
 A failure saves a screenshot under test-artifacts/browser/ and names it in the message; with
 COORDKIT_BROWSER_SCREENSHOTS=1, every panel is photographed there after its controls were changed.
+
+The charts must fit and show their text whole in whatever fonts the machine has. CI draws the pages in Liberation Sans
+(fonts-liberation2, which .ci/run installs and Chromium takes for Arial); a fresh Debian machine has DejaVu alone,
+whose text is some 15% wider. To run the tests as there on a machine that has Liberation::
+
+    FONTCONFIG_FILE=$PWD/tests/browser/dejavu-only.conf .venv/bin/python -m pytest tests/browser
+
+Chromium and the JupyterLab server inherit the variable; Chromium finds its fonts through fontconfig, and so does
+vl-convert, which draws the static charts (though, with the kit's list of fonts, ``coordkit.viz.FONT``, it lays them
+out in DejaVu Sans either way).
 """
 
 import json
@@ -75,10 +86,13 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
     with lab.screenshot_on_failure(page, stem, "layout"):
         wide = lab.too_wide(page)
         assert not wide, f"{name}: outputs wider than the notebook column: {wide}"
+        cut = lab.cut_text(page)
+        assert not cut, f"{name}: chart text cut or clipped:\n" + "\n".join(cut)
         maths = lab.dollars_shown_as_math(page)
         assert not maths, f"{name}: dollar amounts drawn as math: {maths}"
 
     failures, notes = [], []
+    cells_of_panels = {chart.panel: chart.cell for chart in drawn if chart.panel >= 0}
     changes = unchanged = inactive = 0
     for index in range(found_panels):
         panel = lab.panels(page).nth(index)
@@ -123,6 +137,11 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
                         f"screenshot: {shot}"
                     )
                     break
+                shown = _chart_problems(page, panel, cells_of_panels.get(index))
+                if shown:
+                    shot = lab.screenshot_element(panel, stem, f"panel{index}", f"control{position}", "layout")
+                    failures.append(f"{what}: {update.action} → {'; '.join(shown)}; screenshot: {shot}")
+                    break
                 if move == 0 and not update.chart_changed:
                     unchanged += 1
                     notes.append(f"  note: {what}: {update.action} ran again, chart unchanged")
@@ -139,14 +158,21 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
     if found_panels:
         check_saved_and_reopened(page, jupyter_lab, name, found_panels)
 
+    widest = max((chart.width for chart in drawn), default=0)
     browser_report.append(
         f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s), "
-        f"{len(drawn)} charts, {found_panels} panels, {changes} control changes ({unchanged} with the same chart, "
-        f"{inactive} controls inactive), "
-        f"{len(failures)} failures"
+        f"{len(drawn)} charts (the widest {widest:.0f} px), {found_panels} panels, {changes} control changes "
+        f"({unchanged} with the same chart, {inactive} controls inactive), {len(failures)} failures"
     )
     browser_report.extend(notes)
     assert not failures, f"{name}: {len(failures)} panel problems:\n" + "\n".join(failures)
+
+
+def _chart_problems(page, panel, cell: int | None) -> list[str]:
+    """What a panel shows after a change that a reader must not see: chart text cut or clipped, an output wider than
+    the column."""
+    wide = [f"wider than the column: {found}" for found in lab.too_wide(page) if found.startswith(f"cell {cell}:")]
+    return [f"chart text {found}" for found in lab.cut_text(panel)] + wide
 
 
 def check_saved_and_reopened(page, jupyter_lab, name: str, panel_count: int) -> None:
@@ -179,6 +205,8 @@ def check_saved_and_reopened(page, jupyter_lab, name: str, panel_count: int) -> 
             lab.wait_for_charts_loaded(reopened)
             shown = {chart.panel for chart in lab.charts(reopened) if chart.panel >= 0 and chart.rendered}
             assert shown == set(range(panel_count)), f"{name} reopened: charts drawn in panels {sorted(shown)} only"
+            cut = lab.cut_text(reopened)
+            assert not cut, f"{name} reopened: chart text cut or clipped:\n" + "\n".join(cut)
     finally:
         reopened.context.close()
 
@@ -200,19 +228,26 @@ def run(c, t, x):
 
 ExperimentPanel(
     run,
-    [Choice("c", ["p", "q"]), Toggle("t"), Slider("x", 0, 3)],
-    chart=lambda df: viz.lines(df, "a", "b", title=df["c"][0]),
+    [Choice("c", ["p", "q" * 100]), Toggle("t"), Slider("x", 0, 3)],
+    chart=lambda df: viz.lines(df, "a", "b", color="c", title="the panel"),
 )""",
     'pd.DataFrame({"a" * 300: [1]})',  # wider than the column
     "markdown: total cost \\$7,300 under A2A, \\$4,251 under REP",  # one backslash: JupyterLab draws math
+    """import altair as alt
+
+long = pd.DataFrame({"label": ["w" * 60]})  # a legend label past its limit, and a text past the chart's edge
+alt.Chart(long, width=100, height=40, autosize="none").mark_text(align="left", x=60, y=20).encode(
+    text=alt.Text("label:N"), color=alt.Color("label:N")
+)""",
     "1 / 0",
 ]
 
 
 def test_the_checks_see_errors(page, jupyter_lab):
     """The checks above can fail: a traceback is caught and a warning is not, a panel that reruns is seen to, an
-    "error:" status is caught, and so are an output wider than the column and dollar signs drawn as math (on a
-    scratch notebook in the server's temporary copy, not in notebooks/)."""
+    "error:" status is caught, and so are an output wider than the column, dollar signs drawn as math, and chart
+    text cut by an ellipsis or clipped at the chart's edge, in an image and in a live chart (on a scratch notebook in
+    the server's temporary copy, not in notebooks/)."""
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": source.removeprefix("markdown: ")}
         if source.startswith("markdown: ")
@@ -226,12 +261,16 @@ def test_the_checks_see_errors(page, jupyter_lab):
     lab.open_notebook(page, jupyter_lab, "_self_check.ipynb")
     lab.run_all(page)
     problems = lab.errors_in_outputs(lab.cell_outputs(page))
-    assert [(problem.cell, problem.kind) for problem in problems] == [(4, "error")]
+    assert [(problem.cell, problem.kind) for problem in problems] == [(5, "error")]
     assert "ZeroDivisionError" in problems[0].text
     assert len(lab.error_outputs_in_page(page)) == 1
     assert lab.scroll_to_first_error(page)
     assert [wide.split(":")[0] for wide in lab.too_wide(page)] == ["cell 2"]
     assert lab.dollars_shown_as_math(page) == ["cell 3: 2 escaped dollar signs, 0 shown"]
+    cut = lab.cut_text(page)
+    assert any(found.startswith("cell 4 (image): 'www") and found.endswith("…' cut") for found in cut), cut
+    assert any(found.startswith("cell 4 (image): 'www") and "px past the right edge" in found for found in cut), cut
+    assert not [found for found in cut if not found.startswith("cell 4 ")], cut
 
     lab.wait_for_panels(page, 1)
     panel = lab.panels(page).first
@@ -241,6 +280,7 @@ def test_the_checks_see_errors(page, jupyter_lab):
     for control in (dropdown, checkbox):
         update = lab.change_and_wait(panel, lambda control=control: lab.change(control))
         assert update.reran and update.chart_changed and not update.error, update
+    assert any(found.startswith("cell 1 (panel 0, live chart): 'qqq") for found in lab.cut_text(panel))
     update = lab.change_and_wait(panel, lambda: lab.change(slider))
     assert update.error == "error: ValueError: x must not be 1", update
     assert not update.chart_changed, "a failed run leaves the previous chart in place"
