@@ -516,13 +516,15 @@ def test_the_time_limit_is_per_call_and_the_cpu_limit_spans_the_session(pool):
         import time
         def handle(body):
             start = time.process_time()
-            while time.process_time() - start < 0.2:
+            while time.process_time() - start < 0.05:
                 pass
             return 'done'
         """
     )
-    with pool.session(burner, timeout_s=1.0) as session:  # 2.2 s of CPU in all, past a call's own limit of 2 s
-        assert [session("") for _ in range(11)] == ["done"] * 11
+    # 2.2 s of CPU in all, past a call's own limit of 2 s, in short calls that stay within the 1 s wall limit even
+    # when the machine is busy (44 calls, fewer than a session's quota)
+    with pool.session(burner, timeout_s=1.0) as session:
+        assert [session("") for _ in range(44)] == ["done"] * 44
         assert session.restarts == 0
 
 

@@ -108,7 +108,10 @@ def test_no_binder_link_for_a_remote_elsewhere():
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_the_makefile_delegates_to_kit_py():
     def dry_run(*args):
-        return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        # as run from a shell, not from within make test (whose MAKEFLAGS and MAKELEVEL a sub-make would read)
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        command = ["make", "--no-print-directory", "-n", *args]
+        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
 
     assert "tools/kit.py lab --no-browser --port 8899" in dry_run("lab", "LAB_ARGS=--no-browser --port 8899")
     assert dry_run("test").rstrip().endswith("tools/kit.py test -q")
