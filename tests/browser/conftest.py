@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lab  # noqa: E402 (the folder is put on the path just above)
 
 HERE = Path(__file__).resolve().parent
-_rows: list[str] = []  # the session's summary rows, from every test's report (see browser_report)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,21 +63,9 @@ def page(chromium, jupyter_lab):
 
 @pytest.fixture
 def browser_report(request) -> list:
-    """Rows for the summary table printed at the end of the session. They travel with the test's report (its
-    ``user_properties``), so that under pytest-xdist the controller, which prints the summary, receives them."""
+    """Rows for the summary table printed at the end of the session (by tests/conftest.py). They travel with the
+    test's report (its ``user_properties``), so that under pytest-xdist the controller, which prints it, receives
+    them."""
     rows = []
     yield rows
     request.node.user_properties.extend(("browser-report", row) for row in rows)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when == "teardown":
-        _rows.extend(row for key, row in report.user_properties if key == "browser-report")
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    if not _rows:
-        return
-    terminalreporter.section("notebooks in the browser")
-    for row in _rows:
-        terminalreporter.write_line(row)

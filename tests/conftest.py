@@ -1,0 +1,43 @@
+"""The whole suite's hooks: how pytest-xdist shares the tests among workers, and the browser tests' summary.
+
+Both live here, at the top of the suite, because under xdist the controller process collects nothing: it loads the
+conftest files of the command's paths (tests/, notebooks/) but not tests/browser/conftest.py.
+"""
+
+import pytest
+
+BROWSER = "tests/browser/"
+_browser_rows: dict[str, list[str]] = {}  # test → its summary rows, from its report (tests/browser/conftest.py)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With ``--dist loadfile`` (what ``make test`` asks for): a test file to a worker, as xdist does, except that
+    each browser test is a unit of its own. A notebook's nbval cells run in order on one kernel and a file's tests
+    share its module fixtures, so files stay whole; the browser tests are one file holding most of the suite's
+    longest tests (a notebook each, about a minute), which one worker would otherwise play alone. Each worker that
+    receives some starts its own JupyterLab and Chromium (module fixtures, on a free port and a copy of notebooks/).
+    """
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ByFileBrowserByNotebook(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(BROWSER) else super()._split_scope(nodeid)
+
+    return ByFileBrowserByNotebook(config, log)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    rows = [row for key, row in report.user_properties if key == "browser-report"]
+    if report.when == "teardown" and rows:
+        _browser_rows[report.nodeid] = rows
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    if not _browser_rows:
+        return
+    terminalreporter.section("notebooks in the browser")
+    for test in sorted(_browser_rows):  # in the notebooks' order, whichever worker finished first
+        for row in _browser_rows[test]:
+            terminalreporter.write_line(row)
