@@ -10,16 +10,29 @@ BROWSER = "tests/browser/"
 _browser_rows: dict[str, list[str]] = {}  # test → its summary rows, from its report (tests/browser/conftest.py)
 
 
+FIRST = ("tests/browser/", "notebooks/solutions/", "notebooks/")  # the longest units, in this order
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest work first: the browser tests (a notebook each, up to two minutes), the solution notebooks,
+    the notebooks, then the test files, each in its own order. A worker then ends on short files, not on a
+    two-minute notebook that started last (xdist hands out the units in this order; see below)."""
+    items.sort(key=lambda item: next((k for k, start in enumerate(FIRST) if item.nodeid.startswith(start)), len(FIRST)))
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """With ``--dist loadfile`` (what ``make test`` asks for): a test file to a worker, as xdist does, except that
-    each browser test is a unit of its own. A notebook's nbval cells run in order on one kernel and a file's tests
-    share its module fixtures, so files stay whole; the browser tests are one file holding most of the suite's
-    longest tests (a notebook each, about a minute), which one worker would otherwise play alone. Each worker that
+    each browser test is a unit of its own, and units go out in the order above (xdist's own order puts the files
+    with the most tests first, and so the browser tests, one test a unit, last). A notebook's nbval cells run in
+    order on one kernel and a file's tests share its module fixtures, so files stay whole; the browser tests are one
+    file holding most of the suite's longest tests, which one worker would otherwise play alone. Each worker that
     receives some starts its own JupyterLab and Chromium (module fixtures, on a free port and a copy of notebooks/).
     """
     if config.getoption("dist", None) != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
 
     class ByFileBrowserByNotebook(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
