@@ -4,8 +4,9 @@
 
 1. One default Fishbanks game, played and summarised (target < 20 ms).
 2. One default 20-agent movie-scheduling run, played and framed (target < 20 ms).
-3. 10,000 agents x 20 rounds on the movie fast path, network drawn included (target < 5 s), on a 30%-sparse
-   network and on a small world.
+3. 10,000 agents x 20 rounds on the movie fast path, network drawn included (target < 5 s): REP numerical and
+   A2A on the default 30%-sparse small world under the §7 reading, and REP numerical on the complete graph with
+   30% of its edges deleted (35 million edges) under each reading.
 4. One 200-agent round of LLM agents through the real anthropic SDK against the local fake server at 200 ms
    per call, 64 calls in flight at most, three times (target <= 1.5 s), and where its wall clock goes (the
    paper: inference 38%, waiting 59%, communication 3%).
@@ -34,12 +35,14 @@ def movies() -> None:
 
 
 def fast_path() -> None:
-    for label, network in (
-        ("30% sparse", {"sparsity": 0.3}),
-        ("small world, degree 10", {"network": "small_world", "degree": 10}),
+    for label, params in (
+        ("REP numerical, 30% sparse small world, §7", {}),
+        ("A2A, 30% sparse small world, §7", {"protocol": "a2a"}),
+        ("REP numerical, complete graph 30% sparse, Table 2", {"network": "complete", "reading": "table2"}),
+        ("REP numerical, complete graph 30% sparse, §7", {"network": "complete"}),
     ):
         start = time.perf_counter()
-        rounds = fast.simulate(0, population=LARGE, rounds=20, **network)
+        rounds = fast.simulate(0, population=LARGE, rounds=20, **params)
         seconds = time.perf_counter() - start
         print(
             f"fast path, {LARGE:,} agents x 20 rounds, {label}: {seconds:5.2f} s  (target < 5 s; "

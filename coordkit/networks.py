@@ -6,9 +6,10 @@ choice comes from the ``numpy.random.Generator`` passed in, so one seed gives on
 turns an edge list into a scipy.sparse matrix (neighbour sums for vectorised models), :func:`to_networkx`
 into a graph for ``mesa.discrete_space.Network`` and for drawing.
 
-"x% sparse" (REP paper §7, Fig. 3) is read as in ``notes/reference-models.md``: delete a fraction x of the
-complete graph's edges at random and resample until the graph is connected. Small-world graphs are
-Watts–Strogatz ring lattices with rewiring (Watts & Strogatz 1998), a separate knob.
+"x% sparse" (REP paper §7, Fig. 3) has two readings here (docs/rep-readings.md). On the complete graph
+(:func:`sparse`): delete a fraction x of its edges at random and redraw until the graph is connected. On the
+sparse small world of Table 1 (a Watts–Strogatz ring lattice with rewiring, Watts & Strogatz 1998,
+:func:`small_world`), :func:`thin` removes a fraction x of its edges, sparing a random spanning tree.
 """
 
 import networkx as nx
@@ -63,15 +64,51 @@ def sparse(n: int, sparsity: float, rng: np.random.Generator, *, max_attempts: i
 def small_world(n: int, degree: int, rewiring: float, rng: np.random.Generator) -> np.ndarray:
     """A connected Watts–Strogatz graph: a ring where each node links its ``degree`` nearest neighbours
     (``degree / 2`` on each side), each edge rewired with probability ``rewiring``; networkx's
-    ``connected_watts_strogatz_graph`` with a seed drawn from ``rng``."""
+    ``connected_watts_strogatz_graph`` with a seed drawn from ``rng``. A degree of at least n − 1 links every
+    pair: the complete graph (no draw)."""
     _check_nodes(n)
-    if degree % 2 or not 2 <= degree < n:
-        raise ValueError(f"small_world(n={n}, degree={degree}): the degree must be even, at least 2 and below n")
+    if degree % 2 or degree < 2:
+        raise ValueError(f"small_world(n={n}, degree={degree}): the degree must be even and at least 2")
     if not 0 <= rewiring <= 1:
         raise ValueError(f"small_world(rewiring={rewiring}): the rewiring probability must be in [0, 1]")
+    if degree >= n - 1:
+        return complete(n)
     seed = int(rng.integers(2**32))
     graph = nx.connected_watts_strogatz_graph(n, degree, rewiring, tries=MAX_ATTEMPTS, seed=seed)
     return from_networkx(graph)
+
+
+def small_world_edges(n: int, degree: int) -> int:
+    """How many edges :func:`small_world` draws: n·degree/2 (rewiring moves edges, never adds or drops one)."""
+    return pairs(n) if degree >= n - 1 else n * degree // 2
+
+
+def thin(n: int, edges: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """A connected graph with ``round(fraction · edges)`` of its edges removed at random, never an edge of a
+    spanning tree drawn first (the minimum spanning tree under random weights), so it stays connected without
+    redrawing. ``fraction`` 0 returns the edges unchanged (no draw)."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"thin(fraction={fraction}): the fraction of edges removed must be in [0, 1)")
+    remove = round(fraction * len(edges))
+    if remove == 0:
+        return edges
+    if len(edges) - remove < n - 1:
+        raise ValueError(
+            f"thin(n={n}, fraction={fraction}) keeps {len(edges) - remove} of {len(edges)} edges, fewer than the "
+            f"{n - 1} that connect {n} nodes: lower the fraction or add edges"
+        )
+    weights = 1 + rng.random(len(edges))  # positive: csgraph reads a zero weight as no edge
+    graph = sp.coo_array((weights, (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
+    tree = csgraph.minimum_spanning_tree(graph).tocoo()
+    if tree.nnz != n - 1:
+        raise ValueError(f"thin(n={n}): the graph is not connected, so no spanning tree keeps it so")
+    keys = edges[:, 0].astype(np.int64) * n + edges[:, 1]  # a pair's key, i·n + j with i < j
+    tree_keys = np.minimum(tree.row, tree.col).astype(np.int64) * n + np.maximum(tree.row, tree.col)
+    removable = np.flatnonzero(~np.isin(keys, tree_keys))
+    removed = rng.choice(removable, remove, replace=False)
+    keep = np.ones(len(edges), dtype=bool)
+    keep[removed] = False
+    return edges[keep]
 
 
 def density(n: int, edges: np.ndarray) -> float:

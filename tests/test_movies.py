@@ -22,7 +22,7 @@ from coordkit.parameters import ParameterError
 from coordkit.rep.movies import charts, fast, panels, preferences, profiling, stand_in
 from coordkit.rep.movies.experiments import REGIMES
 from coordkit.rep.movies.llm_policies import parse_decision, parse_synthesis
-from coordkit.rep.movies.model import PROTOCOLS, MovieScheduling
+from coordkit.rep.movies.model import PROTOCOLS, MovieScheduling, attended, outcome
 from coordkit.rep.movies.policies import (
     RangeSynthesis,
     REPParticipation,
@@ -34,7 +34,6 @@ from coordkit.rep.movies.policies import (
 from coordkit.rep.movies.preferences import Taste
 from coordkit.rep.protocol import MedianConsensus, SynthesisRequest
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import sweep
 
 TASTE = Taste(price=12.0, time=20.0, weight=0.7, price_scale=5.0, time_scale=2.0)
 
@@ -122,19 +121,36 @@ def test_one_outlier_cannot_move_the_median_past_the_others_middle(others, outli
     assert -high <= agreed[0]["time"] <= -low  # coordinate-wise: each variable on its own
 
 
-def test_with_consensus_every_agent_adopts_the_median_of_the_local_proposals():
-    model = play(rounds=3)
+@pytest.mark.parametrize("reading", ["table2", "section7"])
+def test_the_group_votes_on_the_median_which_only_the_table2_reading_makes_everyones(reading):
+    model = play(rounds=3, reading=reading)
     agents = model.agents_frame()
     for round_number, group in model.frame().set_index("round").iloc[1:].iterrows():
         local = agents[agents["round"] == round_number]
         assert group["price"] == statistics.median(local["price"])
         assert group["time"] == statistics.median(local["time"])
-    assert len({(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}) == 1
+        assert (group["spread"] == 0) == (reading == "table2")
+    own = {(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}
+    assert len(own) == 1 if reading == "table2" else len(own) > 1
 
 
-def test_without_consensus_the_local_proposals_stay_apart():
-    model = play(consensus=None, rounds=3)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_without_consensus_the_group_votes_on_the_organisers_proposal(protocol):
+    model = play(protocol, consensus=None, rounds=3)
+    organiser = model.agents_frame().query(f"agent == {model.organiser} and round == 3").iloc[0]
+    final = model.frame().iloc[-1]
+    assert (final["price"], final["time"]) == (organiser["price"], organiser["time"])
     assert len({(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}) > 1
+
+
+def test_a2a_under_the_section7_reading_reads_at_most_its_attention():
+    model = MovieScheduling(protocol="a2a", attention=2, network="complete", sparsity=0.0, rng=3)
+    model.step()
+    read = attended(np.random.default_rng(9), model.adjacency, 2)
+    assert all(len(goer.read(read)) == 2 for goer in model.goers)  # 19 messages each, 2 weighed
+    everything = attended(np.random.default_rng(9), model.adjacency, 19)
+    votes = model.goers[0].read(everything)  # what the others held when they voted: the opening offer
+    assert [vote.price for vote in votes] == [model.frame()["price"].iloc[0]] * 19
 
 
 # --- the model ----------------------------------------------------------------------------------------------------
@@ -144,10 +160,10 @@ def test_without_consensus_the_local_proposals_stay_apart():
 def test_the_frames_and_the_summary(protocol):
     model = play(protocol, seed=3, rounds=6)
     frame = model.frame()
-    assert list(frame.columns) == ["round", "price", "time", "consensus", "participants", "converged"]
+    assert list(frame.columns) == ["round", "price", "time", "consensus", "participants", "converged", "spread"]
     assert frame["round"].tolist() == list(range(7))
     assert (frame["consensus"] == frame["participants"] / 20).all()
-    assert frame["converged"].is_monotonic_increasing
+    assert frame["converged"].is_monotonic_increasing and not frame["converged"].iloc[0]
     agents = model.agents_frame()
     assert list(agents.columns) == ["round", "agent", "price", "time", "joins", "votes", "message"]
     assert len(agents) == 7 * 20 and (agents.loc[agents["round"] > 0, "message"].str.len() > 0).all()
@@ -155,15 +171,18 @@ def test_the_frames_and_the_summary(protocol):
     assert agents.loc[agents["round"] > 0, "message"].str.contains(marker).all()
     summary = model.summary()
     assert summary["final_consensus"] == frame["consensus"].iloc[-1]
-    assert summary["density"] == pytest.approx(0.7) and summary["edges"] == 133
+    assert summary["edges"] == 42 and summary["density"] == pytest.approx(42 / 190)  # 30% of a degree-6 ring's 60
 
 
 def test_the_convergence_round_is_the_first_round_at_the_threshold():
     model = play("rep_numerical", seed=1)
     consensus = model.frame()["consensus"]
     summary = model.summary()
-    first = next(r for r, c in enumerate(consensus) if c >= 0.7)
+    first = next(r for r, c in enumerate(consensus) if c >= 0.7 and r > 0)  # counted from round 1
     assert summary["convergence_round"] == first and summary["converged"]
+    assert summary["opening_converged"] == (consensus.iloc[0] >= 0.7)
+    opened_at_once = play("rep_numerical", seed=1, convergence_threshold=consensus.iloc[0]).summary()
+    assert opened_at_once["opening_converged"] and opened_at_once["convergence_round"] >= 1
     never = play("rep_numerical", seed=1, convergence_threshold=1.0).summary()
     assert math.isnan(never["convergence_round"]) and not never["converged"]
 
@@ -171,7 +190,8 @@ def test_the_convergence_round_is_the_first_round_at_the_threshold():
 def test_a_run_can_stop_at_its_convergence_round():
     model = play("rep_numerical", seed=22, stop_at_convergence=True)
     frame = model.frame()
-    assert frame["round"].iloc[-1] == play("rep_numerical", seed=22).summary()["convergence_round"] == 6
+    converged_at = play("rep_numerical", seed=22).summary()["convergence_round"]
+    assert frame["round"].iloc[-1] == converged_at >= 2
     assert frame["converged"].iloc[-1] and not frame["converged"].iloc[-2]
 
 
@@ -188,9 +208,19 @@ def test_same_parameters_and_seed_give_the_same_run(protocol):
     [
         ({"population": 1}, "population=1 is out of range: population takes an integer from 2 to 1000"),
         ({"sparsity": 0.95}, r"sparsity takes a number in \[0, 0.9\]"),
-        ({"population": 4, "sparsity": 0.6}, "sparsity=0.6 deletes 4 of the 6 edges among population=4 agents"),
-        ({"network": "small_world", "degree": 3}, "degree=3 is odd"),
-        ({"network": "small_world", "population": 4}, "degree=4 needs a population above it"),
+        (
+            {"population": 4, "sparsity": 0.6},
+            "sparsity=0.6 removes 4 of the 6 edges of the small_world network among population=4 agents, "
+            "leaving fewer than the 3 that connect them: lower sparsity or raise degree",
+        ),
+        (
+            {"network": "complete", "population": 4, "sparsity": 0.6},
+            "removes 4 of the 6 edges of the complete network .* lower sparsity or raise population",
+        ),
+        ({"degree": 4, "sparsity": 0.6}, "removes 24 of the 40 edges of the small_world network"),
+        ({"degree": 3}, "degree=3 is odd"),
+        ({"reading": "paper"}, "reading takes one of 'section7', 'table2'"),
+        ({"attention": 0}, "attention=0 is out of range"),
         ({"protocol": "rep_numeric"}, "did you mean 'rep_numerical'"),
         ({"step_size": 0.0}, "step_size=0.0 is out of range"),
         ({"convergence_threshold": math.nan}, "convergence_threshold=nan is not a finite number"),
@@ -209,11 +239,15 @@ def test_bad_parameters_raise_clear_errors_before_any_work(params, message):
 
 FAST_CASES = [
     {"sparsity": 0.0},
-    {"sparsity": 0.3},
     {"sparsity": 0.6},
-    {"network": "small_world", "population": 40},
+    {"network": "complete", "sparsity": 0.3},
     {"consensus": None},
-    {"population": 77, "sparsity": 0.45, "step_size": 1.0},
+    {"attention": 1, "population": 40},
+    {"attention": 30, "network": "complete"},
+    {"reading": "table2"},
+    {"reading": "table2", "consensus": None},
+    {"reading": "table2", "network": "complete", "opening": "organiser"},
+    {"population": 77, "sparsity": 0.45, "step_size": 1.0, "degree": 8},
     {"stop_at_convergence": True, "price_mean": 25.0},
 ]
 
@@ -227,9 +261,8 @@ def test_the_fast_path_plays_exactly_the_mesa_models_rounds(protocol, params):
         assert list(vectorised.columns) == list(mesa.columns) and len(vectorised) == len(mesa)
         pd.testing.assert_series_equal(vectorised["participants"], mesa["participants"])
         pd.testing.assert_series_equal(vectorised["converged"], mesa["converged"])
-        np.testing.assert_allclose(
-            vectorised[["price", "time", "consensus"]], mesa[["price", "time", "consensus"]], 0, 1e-9
-        )
+        measures = ["price", "time", "consensus", "spread"]
+        np.testing.assert_allclose(vectorised[measures], mesa[measures], 0, 1e-9)
 
 
 def test_the_fast_path_checks_its_values_and_reaches_ten_thousand_agents():
@@ -241,25 +274,58 @@ def test_the_fast_path_checks_its_values_and_reaches_ten_thousand_agents():
         fast.simulate(0, population=10_001)
     with pytest.raises(ParameterError, match="sparsity=nan"):
         fast.simulate(0, sparsity=math.nan)
-    rounds = fast.simulate(0, population=10_000, network="small_world", rounds=3)
+    rounds = fast.simulate(0, population=10_000, rounds=3)
     assert len(rounds) == 4 and rounds["participants"].iloc[-1] > 5000
 
 
 # --- REP against A2A ----------------------------------------------------------------------------------------------
 
 
-def test_rep_reaches_more_consensus_than_a2a_in_every_regime_over_20_seeds():
-    """§7 Insight 5, in direction, for rule-based agents with default parameters (mean final consensus, 95% CI)."""
-    grid = {"protocol": ["rep_numerical", "a2a"], "sparsity": list(REGIMES.values())}
-    runs = sweep(MovieScheduling, grid, seeds=20, progress=False)
-    for sparsity, regime in runs.groupby("sparsity"):
-        rep, a2a = (regime.loc[regime["protocol"] == p, "final_consensus"] for p in ("rep_numerical", "a2a"))
-        rep_ci, a2a_ci = stats.mean_interval(rep), stats.mean_interval(a2a)
-        print(
-            f"sparsity {sparsity}: REP {rep.mean():.1%} [{rep_ci.low:.1%}, {rep_ci.high:.1%}], "
-            f"A2A {a2a.mean():.1%} [{a2a_ci.low:.1%}, {a2a_ci.high:.1%}]"
-        )
-        assert rep.mean() > a2a.mean()
+def outcomes(reading: str = "section7", seeds: int = 20, **params) -> pd.DataFrame:
+    """Each regime's run outcomes and final spread over ``seeds`` seeds (the fast path: the Mesa model's rounds)."""
+    rows = []
+    for regime, network in REGIMES.items():
+        for seed in derive_seeds(0, seeds):
+            rounds = fast.simulate(seed, reading=reading, **network, **params)
+            rows.append({"regime": regime, "spread": rounds["spread"].iloc[-1], **outcome(rounds["consensus"], 0.7)})
+    return pd.DataFrame(rows)
+
+
+def test_section7_sparsity_spreads_the_agents_own_proposals_but_does_not_delay_the_median():
+    """The issue asked for a later convergence at 60% sparse than fully connected; the rules do not give it (the
+    median of the agents' local proposals moves as fast as their mean: docs/rep-readings.md, prediction 2). What
+    sparsity does is keep the agents' own proposals apart, the more so the sparser the network."""
+    runs = outcomes(protocol="rep_numerical").groupby("regime")
+    spreads, medians = runs["spread"].mean(), runs["convergence_round"].median()
+    assert spreads["complete"] < 1e-9 < spreads["sparse_30"] < spreads["sparse_60"], spreads.to_dict()
+    assert abs(medians["sparse_60"] - medians["complete"]) <= 1, medians.to_dict()
+
+
+def test_section7_consensus_on_and_off_differ():
+    on, off = outcomes(protocol="rep_numerical"), outcomes(protocol="rep_numerical", consensus=None)
+    sparse = on["regime"] != "complete"
+    assert not np.allclose(on.loc[sparse, "final_consensus"], off.loc[sparse, "final_consensus"])
+    # fully connected, every agent reads every other and keeps the same proposal: the organiser's is the median
+    np.testing.assert_allclose(on.loc[~sparse, "final_consensus"], off.loc[~sparse, "final_consensus"])
+
+
+def test_section7_a2a_ends_below_rep_in_every_regime_with_separated_intervals():
+    rep, a2a = outcomes(protocol="rep_numerical"), outcomes(protocol="a2a")
+    for regime in REGIMES:
+        rep_ci = stats.mean_interval(rep.loc[rep["regime"] == regime, "final_consensus"])
+        a2a_ci = stats.mean_interval(a2a.loc[a2a["regime"] == regime, "final_consensus"])
+        print(regime, rep_ci, a2a_ci)
+        assert a2a_ci.high < rep_ci.low
+
+
+def test_under_the_table2_reading_sparsity_changes_nothing():
+    """Every agent adopts the median each round, so the network cannot matter: the final consensus differs by no
+    more than the runs' own noise between the regimes, and the median convergence round is the same."""
+    runs = outcomes("table2", protocol="rep_numerical")
+    means = runs.groupby("regime")["final_consensus"].mean()
+    print(means.to_dict())
+    assert means.max() - means.min() <= 0.02
+    assert runs.groupby("regime")["convergence_round"].median().nunique() == 1
 
 
 # --- LLM agents ---------------------------------------------------------------------------------------------------
@@ -350,7 +416,8 @@ def test_the_round_view_renders(params):
 
 def test_the_fast_panel_plays_the_fast_path_with_its_controls():
     panel = panels.fast_panel()
-    start = {"protocol": "rep_numerical", "population": 1_000, "sparsity": 0.3, "consensus": "median_coordinate"}
+    start = {"protocol": "rep_numerical", "reading": "section7", "population": 1_000, "sparsity": 0.3}
+    start["consensus"] = "median_coordinate"
     assert panel.values == start
     panel.controls["population"].value = 200
     pd.testing.assert_frame_equal(panel.result, fast.simulate(0, **(start | {"population": 200})))

@@ -90,8 +90,23 @@ def test_a_small_world_is_a_connected_rewired_ring_lattice():
     assert sorted(map(tuple, lattice.tolist())) == sorted([(i, i + 1) for i in range(9)] + [(0, 9)])
     with pytest.raises(ValueError, match="the degree must be even"):
         networks.small_world(10, 3, 0.1, rng())
-    with pytest.raises(ValueError, match="below n"):
-        networks.small_world(4, 4, 0.1, rng())
+    np.testing.assert_array_equal(networks.small_world(5, 4, 0.1, rng()), networks.complete(5))  # degree n − 1
+
+
+def test_thinning_removes_the_fraction_asked_and_never_disconnects():
+    ring = networks.small_world(20, 6, 0.1, rng(3))
+    for seed in range(50):
+        thinned = networks.thin(20, ring, 0.6, rng(seed))
+        assert_edge_list(20, thinned)
+        assert len(thinned) == 60 - 36 and networks.is_connected(20, thinned)
+        assert {tuple(edge) for edge in thinned.tolist()} <= {tuple(edge) for edge in ring.tolist()}
+    np.testing.assert_array_equal(networks.thin(20, ring, 0.0, rng()), ring)
+    np.testing.assert_array_equal(networks.thin(20, ring, 0.3, rng(7)), networks.thin(20, ring, 0.3, rng(7)))
+    with pytest.raises(ValueError, match="keeps 18 of 60 edges, fewer than the 19"):
+        networks.thin(20, ring, 0.7, rng())
+    with pytest.raises(ValueError, match="not connected"):
+        triangles = np.array([[0, 1], [0, 2], [1, 2], [3, 4], [3, 5], [4, 5]], dtype=np.int32)
+        networks.thin(6, triangles, 0.1, rng())
 
 
 def test_connectivity_adjacency_and_networkx_agree():

@@ -6,13 +6,26 @@ frame or a summary.
 """
 
 import time
+from dataclasses import dataclass
 
+import numpy as np
 from mesa.discrete_space import FixedAgent
 
 from coordkit.policies import Policy
+from coordkit.rep.movies import preferences
 from coordkit.rep.movies.policies import PRICE, TIME, Situation
 from coordkit.rep.movies.preferences import Taste
 from coordkit.rep.protocol import Message, Sensitivity, Theta
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A stage-1 decision as its neighbours receive it: whether the agent would join, at its proposal θ_i
+    (Table 1: "participation (Y/N) or local preference votes")."""
+
+    joins: bool
+    price: float
+    time: float
 
 
 class Moviegoer(FixedAgent):
@@ -70,11 +83,33 @@ class Moviegoer(FixedAgent):
         self.call_s += time.perf_counter() - started
         return theta
 
-    def reason_locally(self) -> None:
-        """A2A's update of its private state (§7, Table 2: "local reasoning only"): keep a proposal it would
-        join, else move it to its own ideal — a satisficer with no aggregable information about the others."""
-        if not self.joins:
-            self.client.theta = {PRICE: self.taste.price, TIME: self.taste.time}
+    def read(self, attended: np.ndarray) -> list[Vote]:
+        """The neighbours' votes of this round that the agent weighs, by sender: those ``attended`` marks (a
+        mask over the model's adjacency entries, by receiver then sender; see
+        :func:`~coordkit.rep.movies.model.attended`)."""
+        start, end = self.model.adjacency.indptr[self.node : self.node + 2]
+        votes, _ = self.client.receive()
+        return [votes[int(sender)] for sender in self.model.adjacency.indices[start:end][attended[start:end]]]
+
+    def reason_locally(self, read: list[Vote] | None) -> None:
+        """A2A's update of its private state (Table 2: "local reasoning only"). An agent that would join at its
+        proposal keeps it. Otherwise, under the Table 2 reading (``read`` None), it takes its own ideal; under
+        the §7 reading it adopts the offer it likes best among those it ``read`` from neighbours who join at
+        theirs and that it would join too (the first sender on a tie), and failing one moves a step η towards
+        its ideal."""
+        if self.joins:
+            return
+        ideal = {PRICE: self.taste.price, TIME: self.taste.time}
+        if read is None:
+            self.client.theta = ideal
+            return
+        offers = [vote for vote in read if vote.joins and preferences.joins(self.taste, vote.price, vote.time)]
+        if offers:
+            best = max(offers, key=lambda vote: preferences.utility(self.taste, vote.price, vote.time))
+            self.client.theta = {PRICE: best.price, TIME: best.time}
+            return
+        eta, theta = self.model.step_size, self.client.theta
+        self.client.theta = {name: theta[name] + eta * (ideal[name] - theta[name]) for name in (PRICE, TIME)}
 
 
 class REPMoviegoer:

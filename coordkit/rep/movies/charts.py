@@ -7,7 +7,9 @@ import pandas as pd
 
 from coordkit import viz
 from coordkit.papers import numbers
-from coordkit.rep.movies.model import PROTOCOL_NAMES, MovieScheduling
+from coordkit.rep.movies.model import PROTOCOL_NAMES, READING_NAMES, MovieScheduling
+from coordkit.rep.movies.policies import PRICE, TIME
+from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
 
 REGIME_NAMES = {"complete": "fully connected", "sparse_30": "30% sparse", "sparse_60": "60% sparse"}
 MAX_EDGES_DRAWN = 4000  # Altair's row limit stays on: a denser network is drawn with every k-th edge
@@ -16,6 +18,7 @@ STAR = (  # a five-pointed star as a Vega symbol path (the unit square around th
     "L-0.5878,0.809L-0.3633,0.118L-0.9511,-0.309L-0.2245,-0.309Z"
 )
 VOTES = alt.Scale(domain=["joins", "declines"], range=["#4c78a8", "#e45756"])
+PANEL = 250  # the round view's three panels, side by side in the notebook's column
 
 
 CONSENSUS = "consensus (%)"
@@ -92,6 +95,42 @@ def _paper_maximum(percent: float) -> alt.Chart:
     return rule + rule.mark_text(align="left", dx=4, dy=-6, x=0).encode(text=alt.Text("label"))
 
 
+def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
+    """REP numerical under each reading (columns): the mean consensus (top) and the agents' mean spread around
+    the group's proposal (bottom) over rounds, a line per regime."""
+    rep = rounds[rounds["protocol"] == "rep_numerical"]
+    mean = rep.groupby(["reading", "regime", "round"], as_index=False)[["consensus", "spread"]].mean()
+    mean[CONSENSUS] = 100 * mean["consensus"]
+    mean["regime"] = mean["regime"].map(REGIME_NAMES)
+    colour = alt.Color("regime", scale=alt.Scale(domain=list(REGIME_NAMES.values())), title="network")
+    x = alt.X("round:Q", axis=alt.Axis(tickMinStep=1))
+    measures = (
+        (alt.Y(f"{CONSENSUS}:Q", scale=alt.Scale(domain=[0, 100])), "consensus"),
+        (alt.Y("spread:Q", title="spread (in the utility's scales)"), "spread of the agents' proposals"),
+    )
+    rows = [
+        alt.hconcat(
+            *(
+                alt.Chart(
+                    mean[mean["reading"] == reading],
+                    width=300,
+                    height=170,
+                    title=viz.title(f"{READING_NAMES[reading]}: {what}", 300),
+                )
+                .mark_line()
+                .encode(x=x, y=y, color=colour)
+                for reading in READING_NAMES
+            )
+        )
+        for y, what in measures
+    ]
+    title = alt.TitleParams(
+        "REP numerical, 20 agents: one median for everyone (Table 2) or own proposals (§7)",
+        subtitle="mean over seeds; under Table 2 every agent adopts the median, so the network cannot matter",
+    )
+    return alt.vconcat(*rows, title=title).resolve_scale(color="shared")
+
+
 def figure3_scaling(runs: pd.DataFrame) -> alt.LayerChart:
     """Fig. 3 (right): rounds to converge against the population (log scale) — the median of the runs that
     converge and each run faint — shaded where a protocol fails to converge in most runs (DNF), beside the
@@ -158,7 +197,7 @@ def _bands(sizes: np.ndarray, dnf_sizes: pd.Series) -> dict:
 
 def round_view(model: MovieScheduling) -> alt.HConcatChart:
     """One run at a glance (the notebook panel's chart): the network, each agent coloured by whether it would
-    join the final proposal, beside the consensus over rounds."""
+    join the final proposal; the map of the agents' own proposals around the group's; the consensus over rounds."""
     graph = model.space.G
     layout = nx.spring_layout(graph, seed=0) if len(graph) <= 300 else nx.circular_layout(graph)
     nodes = pd.DataFrame(
@@ -188,7 +227,7 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     )
     dots = (
         alt.Chart(nodes)
-        .mark_circle(size=70, opacity=0.9)
+        .mark_circle(size=50, opacity=0.9)
         .encode(
             x=alt.X("x:Q", **bare),
             y=alt.Y("y:Q", **bare),
@@ -204,9 +243,40 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     title = [f"{model.population} agents, {len(model.edges)} edges"]
     if len(drawn) < len(model.edges):
         title.append(f"every {len(model.edges) // len(drawn)}th edge drawn")
-    network = alt.layer(lines, dots, width=320, height=320, title=viz.title(title, 320))
-    independent_colours = alt.Resolve(scale=alt.ScaleResolveMap(color="independent"))
-    return alt.hconcat(network, consensus_over_rounds(model, width=340), resolve=independent_colours)
+    network = alt.layer(lines, dots, width=PANEL, height=PANEL, title=viz.title(title, PANEL))
+    return alt.hconcat(network, proposals_map(model), consensus_over_rounds(model, width=PANEL))
+
+
+def proposals_map(model: MovieScheduling) -> alt.LayerChart:
+    """Price × start time after the last round: each agent's own proposal θ_i (coloured by its vote on the
+    group's proposal), its ideal (grey) and the group's proposal (★). Under the Table 2 reading every agent holds
+    the group's proposal; under the §7 reading the proposals stay apart, the more so the sparser the network."""
+    agents = pd.DataFrame(
+        {
+            "price ($)": [goer.proposal[PRICE] for goer in model.goers],
+            "start (h)": [goer.proposal[TIME] for goer in model.goers],
+            "vote": ["joins" if goer.votes else "declines" for goer in model.goers],
+            "ideal price ($)": model.preferences.price,
+            "ideal start (h)": model.preferences.time,
+        }
+    )
+    prices, times = alt.Scale(domain=list(PRICE_RANGE)), alt.Scale(domain=list(EVENING))
+    x = alt.X("price ($):Q", scale=prices, title="price ($)")
+    y = alt.Y("start (h):Q", scale=times, title="start (h)")
+    ideals = (
+        alt.Chart(agents)
+        .mark_point(size=18, color="#aaaaaa", opacity=0.6)
+        .encode(x=alt.X("ideal price ($):Q", scale=prices), y=alt.Y("ideal start (h):Q", scale=times))
+    )
+    own = (
+        alt.Chart(agents)
+        .mark_circle(size=45, opacity=0.75)
+        .encode(x=x, y=y, color=alt.Color("vote", scale=VOTES, legend=None), tooltip=list(agents.columns[:3]))
+    )
+    group = pd.DataFrame({"price ($)": [model.group_price], "start (h)": [model.group_time]})
+    star = alt.Chart(group).mark_point(shape=STAR, size=260, filled=True, color="black").encode(x=x, y=y)
+    lines = ["own proposals (dots), ideals (grey),", f"the group's ★; spread {model.spread:.2f}"]
+    return alt.layer(ideals, own, star, width=PANEL, height=PANEL, title=viz.title(lines, PANEL))
 
 
 def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.LayerChart:

@@ -9,6 +9,10 @@ over it: ``sweep(MovieScheduling, {"protocol": ["a2a", "rep_numerical"]}, seeds=
   sparse, for A2A, REP numerical and REP textual.
 - :func:`figure3_scaling` — Fig. 3 (right): rounds to converge for 5 to 200 agents at 30% sparsity (further
   with ``sizes``).
+- :func:`readings` — the paper's two readings side by side (docs/rep-readings.md): under Table 2's, where every
+  agent adopts the median each round, the network cannot matter.
+
+Both Figure 3 functions take ``reading`` ("section7", the model's default, or "table2").
 - The wall-clock profile of a 200-agent LLM round is :func:`coordkit.rep.movies.profiling.round_profile`: wall
   time never enters a figure's data.
 """
@@ -17,14 +21,19 @@ import numpy as np
 import pandas as pd
 
 from coordkit import stats
-from coordkit.figures import figure
+from coordkit.figures import figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.rep.movies import charts, fast, stand_in
-from coordkit.rep.movies.model import MovieScheduling, outcome
+from coordkit.rep.movies.model import PROTOCOL_NAMES, READING_NAMES, MovieScheduling, outcome
 from coordkit.sweep import sweep
 
-REGIMES = {"complete": 0.0, "sparse_30": 0.3, "sparse_60": 0.6}  # the paper's three connectivity regimes
+REGIMES = {  # the paper's three connectivity regimes: fully connected, and Table 1's small world thinned
+    "complete": {"network": "complete", "sparsity": 0.0},
+    "sparse_30": {"network": "small_world", "sparsity": 0.3},
+    "sparse_60": {"network": "small_world", "sparsity": 0.6},
+}
+READINGS = tuple(READING_NAMES)
 SPARSITY_PROTOCOLS = ("rep_numerical", "rep_textual", "a2a")
 PAPER_SIZES = (5, 10, 20, 50, 100, 200)
 SCALING_PROTOCOLS = ("rep_numerical", "a2a")
@@ -32,24 +41,32 @@ SCALING_SPARSITY = 0.3  # the paper's "fixed sparsity" is not stated; the kit ta
 THRESHOLD = MovieScheduling.parameters["convergence_threshold"].default
 
 
-def regime_rounds(seed: int, protocol: str, regime: str, llm: LLMClient | None = None) -> pd.DataFrame:
+def regime_rounds(
+    seed: int, protocol: str, regime: str, llm: LLMClient | None = None, reading: str = "section7"
+) -> pd.DataFrame:
     """One 20-agent run's per-round frame in a connectivity regime; with ``llm``, its calls and fallbacks too."""
-    model = MovieScheduling(protocol=protocol, sparsity=REGIMES[regime], llm=llm, rng=seed).run()
+    model = MovieScheduling(protocol=protocol, reading=reading, **REGIMES[regime], llm=llm, rng=seed).run()
     frame = model.frame()
     return frame if llm is None else frame.assign(llm_calls=model.llm_calls, llm_fallbacks=model.llm_fallbacks)
 
 
 def per_run(rounds: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """:func:`~coordkit.rep.movies.model.outcome` of every run (``by`` and seed) in a frame of many runs."""
+    """:func:`~coordkit.rep.movies.model.outcome` of every run (``by`` and seed) in a frame of many runs, with
+    its final spread."""
     rows = [
-        {**dict(zip([*by, "seed"], keys)), **outcome(run["consensus"], THRESHOLD)}
+        {
+            **dict(zip([*by, "seed"], keys)),
+            **outcome(run["consensus"], THRESHOLD),
+            "final_spread": float(run["spread"].iloc[-1]),
+        }
         for keys, run in rounds.groupby([*by, "seed"], sort=False)
     ]
     return pd.DataFrame(rows)
 
 
 def compare_sparsity(rounds: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Fig. 3 (left) numbers beside the kit's: columns metric, paper, kit."""
+    """The paper's Fig. 3 (left) numbers beside the kit's: columns metric, paper, kit. Convergence counts from
+    round 1; the runs whose opening offer alone reached the threshold are counted beside."""
     runs = per_run(rounds, ["protocol", "regime"])
     paper = numbers("rep-movies-fig3-sparsity")
     rows = []
@@ -65,20 +82,31 @@ def compare_sparsity(rounds: pd.DataFrame) -> pd.DataFrame:
             (
                 f"convergence round, REP numerical, {regime}",
                 f"round {paper.value('convergence_round', f'rep {regime}'):g}",
-                _rounds(rep["convergence_round"]),
+                _rounds(rep),
             ),
             (f"final consensus, REP textual, {regime}", "(not reported apart)", _percent(textual["final_consensus"])),
-            (
-                f"convergence round, REP textual, {regime}",
-                "(not reported apart)",
-                _rounds(textual["convergence_round"]),
-            ),
+            (f"convergence round, REP textual, {regime}", "(not reported apart)", _rounds(textual)),
             (f"max consensus, A2A, {regime}", paper.text("max_consensus", "a2a"), _percent(a2a["max_consensus"])),
+            (f"final consensus, A2A, {regime}", "(not reported)", _percent(a2a["final_consensus"])),
+            (
+                f"REP numerical's final consensus against A2A's, {regime}",
+                "REP above",
+                _against(rep["final_consensus"], a2a["final_consensus"]),
+            ),
         ]
-    final = runs.groupby(["regime", "protocol"])["final_consensus"].mean().unstack()
-    above = int((final["rep_numerical"] > final["a2a"]).sum())
-    rows.append(("REP numerical's mean final consensus above A2A's", "in every regime", f"in {above} of {len(final)}"))
     return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
+
+
+def _against(rep: pd.Series, a2a: pd.Series) -> str:
+    """Whether REP's mean is above A2A's with separated 95% intervals, or the intervals overlap."""
+    if len(rep) < 2 or len(a2a) < 2:
+        return f"REP {rep.mean():.0%}, A2A {a2a.mean():.0%} (too few runs for intervals)"
+    rep_ci, a2a_ci = stats.mean_interval(rep), stats.mean_interval(a2a)
+    if rep_ci.low > a2a_ci.high:
+        return f"REP above (intervals separate: {rep_ci.low:.0%} > {a2a_ci.high:.0%})"
+    if a2a_ci.low > rep_ci.high:
+        return f"A2A above (intervals separate: {a2a_ci.low:.0%} > {rep_ci.high:.0%})"
+    return f"intervals overlap (REP {rep.mean():.0%}, A2A {a2a.mean():.0%})"
 
 
 @figure(
@@ -90,21 +118,30 @@ def compare_sparsity(rounds: pd.DataFrame) -> pd.DataFrame:
     llm_agents=True,
     stand_in=stand_in.reply,
 )
-def figure3_sparsity(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
+def figure3_sparsity(
+    seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None, reading: str = "section7"
+) -> pd.DataFrame:
     """Consensus over rounds for every protocol and regime, one row per protocol, regime, seed and round.
 
     With ``llm``, the agents are LLM agents (call 1, and REP textual's call 2; see :class:`MovieScheduling`).
     """
     grid = {"protocol": list(SPARSITY_PROTOCOLS), "regime": list(REGIMES)}
-    return sweep(regime_rounds, grid, seeds, base_seed=base_seed, fixed={"llm": llm}, desc="Figure 3 (sparsity) runs")
+    fixed = {"llm": llm, "reading": reading}
+    return sweep(regime_rounds, grid, seeds, base_seed=base_seed, fixed=fixed, desc="Figure 3 (sparsity) runs")
 
 
 def scaling_run(
-    seed: int, protocol: str, population: int, llm: LLMClient | None = None, network: str = "sparse"
+    seed: int,
+    protocol: str,
+    population: int,
+    llm: LLMClient | None = None,
+    network: str = "small_world",
+    reading: str = "section7",
 ) -> dict:
     """One run's outcome at ``SCALING_SPARSITY``: rule-based agents on the fast path; LLM agents on the Mesa
     model, stopped at convergence (no calls once the answer is known)."""
     params = {"protocol": protocol, "population": population, "network": network, "sparsity": SCALING_SPARSITY}
+    params["reading"] = reading
     if llm is None:
         consensus = fast.simulate(seed, **params)["consensus"]
     else:
@@ -114,7 +151,9 @@ def scaling_run(
 
 
 def compare_scaling(runs: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Fig. 3 (right) claims beside the kit's: columns metric, paper, kit."""
+    """The paper's Fig. 3 (right) claims beside the kit's: columns metric, paper, kit. A2A's runs that never
+    converge are counted at every size. (The paper's wall-clock profile of a 200-agent LLM round is measured by
+    ``benchmarks/bench_rep_profile.py``: wall time never enters a figure.)"""
     paper = numbers("rep-movies-fig3-scaling")
     rep, a2a = (runs[runs["protocol"] == p] for p in ("rep_numerical", "a2a"))
     small, large = a2a[a2a["population"] <= 20], a2a[a2a["population"] > 20]
@@ -123,18 +162,15 @@ def compare_scaling(runs: pd.DataFrame) -> pd.DataFrame:
         (f"rounds to converge, A2A, {_sizes(small)} agents", paper.text("rounds_to_converge", "a2a"), _by_size(small)),
     ]
     if len(large):
-        never = int((~large["converged"]).sum())
         rows.append(
             (
-                f"A2A beyond 20 agents ({_sizes(large)})",
+                f"rounds to converge, A2A, {_sizes(large)} agents",
                 paper.text("rounds_to_converge", "a2a beyond 20 agents"),
-                f"never converge in {never} of {len(large)} runs",
+                _by_size(large),
             )
         )
-    rows += [
-        (f"{share} share of a 200-agent LLM round", paper.text("runtime_share", share), "profiling.round_profile()")
-        for share in ("inference", "waiting", "communication")
-    ]
+    for name, protocol in (("REP", rep), ("A2A", a2a)):
+        rows.append((f"{name}'s runs that never converge, by size", "(not reported)", _never_by_size(protocol)))
     return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
 
 
@@ -153,16 +189,16 @@ def figure3_scaling(
     *,
     llm: LLMClient | None = None,
     sizes: tuple[int, ...] = PAPER_SIZES,
-    network: str = "sparse",
+    network: str = "small_world",
+    reading: str = "section7",
 ) -> pd.DataFrame:
     """Rounds to converge per protocol and population, one row per protocol, population and seed: the
     :func:`~coordkit.rep.movies.model.outcome` (``convergence_round`` NaN and ``converged`` False for a DNF).
 
-    ``sizes`` beyond the paper's reach 10,000 agents on the fast path (``network="small_world"`` for the
-    lightest graphs); LLM agents play at most 1,000.
+    ``sizes`` beyond the paper's reach 10,000 agents on the fast path; LLM agents play at most 1,000.
     """
     grid = {"protocol": list(SCALING_PROTOCOLS), "population": list(sizes)}
-    fixed = {"llm": llm, "network": network}
+    fixed = {"llm": llm, "network": network, "reading": reading}
     return sweep(scaling_run, grid, seeds, base_seed=base_seed, fixed=fixed, desc="Figure 3 (scaling) runs")
 
 
@@ -175,11 +211,14 @@ def _percent(values: pd.Series) -> str:
     return f"{summary.mean:.0%} ± {summary.sd:.0%} (95% CI {low:.0%}–{high:.0%}, {summary.n} runs)"
 
 
-def _rounds(values: pd.Series) -> str:
-    reached = values.dropna()
-    never = len(values) - len(reached)
+def _rounds(runs: pd.DataFrame) -> str:
+    """The median convergence round of the runs that converge, how many never do, and how many had reached the
+    threshold at the opening offer already."""
+    reached = runs["convergence_round"].dropna()
+    never = len(runs) - len(reached)
     text = f"median {reached.median():.0f} (range {reached.min():.0f}–{reached.max():.0f})" if len(reached) else "DNF"
-    return text + (f"; {never} of {len(values)} runs never converge" if never and len(reached) else "")
+    text += f"; {never} of {len(runs)} runs never converge" if never and len(reached) else ""
+    return text + f"; {int(runs['opening_converged'].sum())} of {len(runs)} at {THRESHOLD:.0%} in round 0"
 
 
 def _sizes(runs: pd.DataFrame) -> str:
@@ -189,6 +228,14 @@ def _sizes(runs: pd.DataFrame) -> str:
     return f"{sizes[0]}–{sizes[-1]}"
 
 
+def _never_by_size(runs: pd.DataFrame) -> str:
+    """How many runs never converge, per population."""
+    parts = [
+        f"{size}: {int((~group['converged']).sum())} of {len(group)}" for size, group in runs.groupby("population")
+    ]
+    return ", ".join(parts) if parts else "(no runs)"
+
+
 def _by_size(runs: pd.DataFrame) -> str:
     """Median rounds to converge per population ("DNF" where most runs never converge)."""
     parts = []
@@ -196,3 +243,62 @@ def _by_size(runs: pd.DataFrame) -> str:
         rounds = group["convergence_round"].fillna(np.inf).median()
         parts.append(f"{size}: {'DNF' if np.isinf(rounds) else f'{rounds:g}'}")
     return "medians " + ", ".join(parts) if parts else "(no runs)"
+
+
+READINGS_PROTOCOLS = ("rep_numerical", "a2a")
+
+
+def compare_readings(rounds: pd.DataFrame) -> pd.DataFrame:
+    """What sparsity does under each reading: columns metric, paper, kit."""
+    runs = per_run(rounds, ["reading", "protocol", "regime"])
+    paper = numbers("rep-movies-fig3-sparsity")
+    said = " → ".join(f"{paper.value('convergence_round', f'rep {regime}'):g}" for regime in REGIMES)
+    rows = []
+    for reading in READINGS:
+        for protocol in READINGS_PROTOCOLS:
+            chosen = runs[(runs["reading"] == reading) & (runs["protocol"] == protocol)]
+            by_regime = [chosen[chosen["regime"] == regime] for regime in REGIMES]
+            name = f"{PROTOCOL_NAMES[protocol]}, {READING_NAMES[reading]}"
+            rows += [
+                (
+                    f"final consensus by regime, {name}",
+                    paper.text("consensus", "rep") if protocol != "a2a" else paper.text("max_consensus", "a2a"),
+                    " → ".join(f"{group['final_consensus'].mean():.0%}" for group in by_regime),
+                ),
+                (
+                    f"median convergence round by regime, {name}",
+                    f"REP: rounds {said}" if protocol != "a2a" else "(A2A: no convergence)",
+                    " → ".join(_median_round(group) for group in by_regime),
+                ),
+                (
+                    f"agents' spread around the group's proposal by regime, {name}",
+                    "(not reported)",
+                    " → ".join(f"{group['final_spread'].mean():.2f}" for group in by_regime),
+                ),
+            ]
+    return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
+
+
+def _median_round(runs: pd.DataFrame) -> str:
+    rounds = runs["convergence_round"].fillna(np.inf).median()
+    return "DNF" if np.isinf(rounds) else f"{rounds:g}"
+
+
+def reading_rounds(seed: int, reading: str, protocol: str, regime: str) -> pd.DataFrame:
+    """One 20-agent run's per-round frame under a reading, in a connectivity regime (rule-based agents)."""
+    return fast.simulate(seed, protocol=protocol, reading=reading, **REGIMES[regime])
+
+
+@figure(
+    "rep-movies-readings",
+    "REP §3.2/Table 2 against §7: with one median for everyone the network cannot matter; with own proposals it can",
+    chart=charts.readings,
+    compare=compare_readings,
+    default_seeds=20,
+)
+def readings(seeds: int = 20, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
+    """Consensus and the agents' spread over rounds under each reading, for REP numerical and A2A, in the three
+    regimes: one row per reading, protocol, regime, seed and round."""
+    refuse_llm(llm, "rule-based REP numerical and A2A on the fast path")
+    grid = {"reading": list(READINGS), "protocol": list(READINGS_PROTOCOLS), "regime": list(REGIMES)}
+    return sweep(reading_rounds, grid, seeds, base_seed=base_seed, desc="readings runs")

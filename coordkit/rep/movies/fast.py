@@ -2,13 +2,15 @@
 :class:`~coordkit.rep.movies.model.MovieScheduling`, played for whole populations at once (to 10,000 agents).
 
 From ``numpy.random.default_rng(seed)`` it draws what the Mesa model draws, in its order — the preferences, the
-network, the organiser — and computes with the same preference functions (:mod:`.preferences`), so that on the
-same seed the two play the same rounds: decisions exactly, proposals and consensus to within float rounding
-(neighbour means are summed in another order). REP textual has no fast path: its updater reads text.
+network, the organiser, the opening offer, and for A2A under the §7 reading the messages each agent weighs every
+round — and computes with the same preference functions (:mod:`.preferences`), so that on the same seed the two
+play the same rounds: decisions exactly, proposals and consensus to within float rounding (neighbour means are
+summed in another order). REP textual has no fast path: its updater reads text.
 
-REP's neighbour means are sparse matrix products. With the median consensus every agent opens a round at the
-group proposal θ̄, and a numerical proposal is affine in θ (θ + w·(p_j − θ) for the price), so each agent's
-neighbourhood mean is affine in θ̄: one product before the rounds serves them all.
+REP's neighbour means are sparse matrix products, one a round. Under the Table 2 reading with the median every
+agent opens a round at the group's proposal θ̄, and a numerical proposal is affine in θ (θ + w·(p_j − θ) for the
+price), so each agent's neighbourhood mean is affine in θ̄: one product before the rounds serves them all (the
+complete graph of 10,000 agents has 50 million edges).
 """
 
 import numpy as np
@@ -17,7 +19,15 @@ import pandas as pd
 from coordkit import networks
 from coordkit.parameters import Choice, Integer, Parameters
 from coordkit.rep.movies import preferences
-from coordkit.rep.movies.model import PROTOCOL_NAMES, THETA_BOUNDS, MovieScheduling, draw_network, draw_preferences
+from coordkit.rep.movies.model import (
+    PROTOCOL_NAMES,
+    THETA_BOUNDS,
+    MovieScheduling,
+    attended,
+    draw_network,
+    draw_opening,
+    draw_preferences,
+)
 from coordkit.rep.movies.policies import PRICE, TIME
 
 PROTOCOLS = ("a2a", "rep_numerical")
@@ -47,31 +57,39 @@ PARAMETERS = Parameters(
 
 def simulate(seed: int, **params) -> pd.DataFrame:
     """One run of ``MovieScheduling(**params, rng=seed)`` with rule-based agents, as its ``frame()``: round,
-    price, time, consensus, participants, converged. The parameters are :data:`PARAMETERS`, checked as the
-    model checks its own."""
+    price, time, consensus, participants, converged, spread. The parameters are :data:`PARAMETERS`, checked as
+    the model checks its own."""
     p = PARAMETERS.resolve(params, owner="fast.simulate")
+    n = p["population"]
     rng = np.random.default_rng(seed)
     taste = draw_preferences(rng, p)
     edges = draw_network(rng, p)
-    organiser = int(rng.integers(p["population"]))
-    ideals = np.column_stack([taste.price, taste.time])
-    theta = np.tile(ideals[organiser], (p["population"], 1))  # θ_i: everyone opens with the organiser's ideal
-    update = _rep_update(taste, edges, p) if p["protocol"] == "rep_numerical" else _a2a_update(taste, ideals)
+    organiser = int(rng.integers(n))
+    theta = np.tile(draw_opening(rng, p, taste, organiser), (n, 1))  # θ_i: everyone opens with one proposal
+    adopts_median = p["reading"] == "table2" and p["consensus"] is not None
+    if p["protocol"] == "rep_numerical":
+        update = _rep_update(taste, edges, p, adopts_median)
+    elif p["reading"] == "table2":
+        update = _a2a_update_table2(taste)
+    else:
+        update = _a2a_update_section7(taste, networks.adjacency(n, edges), p, rng)
+    organisers = p["consensus"] is None or (p["protocol"] == "a2a" and p["reading"] == "section7")
     rows, converged = [], False
     for round_number in range(p["rounds"] + 1):
         if round_number:
             theta = update(theta)
-            if p["consensus"] is not None:
+            if adopts_median:
                 theta[:] = np.median(theta, axis=0)
-        rows.append(_vote(taste, theta, round_number))
-        converged = converged or rows[-1]["consensus"] >= p["convergence_threshold"]
+        group = theta[organiser] if organisers else np.median(theta, axis=0)
+        rows.append(_vote(taste, theta, group, round_number))
+        converged = converged or (round_number > 0 and rows[-1]["consensus"] >= p["convergence_threshold"])
         rows[-1]["converged"] = converged
         if round_number and p["stop_at_convergence"] and converged:
             break
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows)[["round", "price", "time", "consensus", "participants", "converged", "spread"]]
 
 
-def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict):
+def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adopts_median: bool):
     """Stage 1 of REP numerical for everyone: θ_i ← θ_i − η·(θ_i − the mean proposal of i and its neighbours)."""
     n = p["population"]
     upper = networks.upper_triangle(n, edges)
@@ -88,7 +106,7 @@ def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict):
     def proposals(theta: np.ndarray) -> np.ndarray:
         return np.column_stack(preferences.proposal(taste, theta[:, 0], theta[:, 1]))
 
-    if p["consensus"] is None:
+    if not adopts_median:
         return lambda theta: step(theta, neighbourhood_mean(proposals(theta)))
     ones = np.ones((n, 2))
     intercept = proposals(np.zeros((n, 2)))
@@ -96,19 +114,50 @@ def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict):
     return lambda theta: step(theta, theta[0] * means[:, :2] + means[:, 2:])
 
 
-def _a2a_update(taste: preferences.Preferences, ideals: np.ndarray):
-    """A2A's local reasoning for everyone: keep θ_i if it would join there, else take its own ideal."""
+def _a2a_update_table2(taste: preferences.Preferences):
+    """A2A's local reasoning under the Table 2 reading: keep θ_i if it would join there, else take its ideal."""
+    ideals = np.column_stack([taste.price, taste.time])
     return lambda theta: np.where(preferences.joins(taste, theta[:, 0], theta[:, 1])[:, None], theta, ideals)
 
 
-def _vote(taste: preferences.Preferences, theta: np.ndarray, round_number: int) -> dict:
-    """The group proposal (the coordinate-wise median of the θ_i) and who would join it."""
-    price, time = np.median(theta, axis=0)
+def _a2a_update_section7(taste: preferences.Preferences, adjacency, p: dict, rng: np.random.Generator):
+    """A2A's local reasoning under the §7 reading (:meth:`~coordkit.rep.movies.agents.Moviegoer.reason_locally`):
+    an agent that declines at θ_i adopts the offer it likes best among the ``attention`` messages it weighs
+    from neighbours who join at theirs and that it would join, else steps η towards its ideal."""
+    ideals = np.column_stack([taste.price, taste.time])
+    receivers = np.repeat(np.arange(adjacency.shape[0]), np.diff(adjacency.indptr))
+    senders = adjacency.indices
+
+    def update(theta: np.ndarray) -> np.ndarray:
+        joins = preferences.joins(taste, theta[:, 0], theta[:, 1])
+        read = attended(rng, adjacency, p["attention"])
+        looking = read & joins[senders] & ~joins[receivers]
+        to, offer = receivers[looking], senders[looking]
+        readers = preferences.Preferences(
+            taste.price[to], taste.time[to], taste.weight[to], taste.price_scale, taste.time_scale
+        )
+        liking = preferences.utility(readers, theta[offer, 0], theta[offer, 1])
+        acceptable = liking >= 0
+        to, offer, liking = to[acceptable], offer[acceptable], liking[acceptable]
+        order = np.lexsort((offer, -liking, to))  # by reader, best liked first, then the first sender
+        best = order[np.r_[True, to[order][1:] != to[order][:-1]]] if len(order) else order
+        updated = np.where(joins[:, None], theta, theta + p["step_size"] * (ideals - theta))
+        updated[to[best]] = theta[offer[best]]
+        return updated
+
+    return update
+
+
+def _vote(taste: preferences.Preferences, theta: np.ndarray, group: np.ndarray, round_number: int) -> dict:
+    """The group's proposal, who would join it, and the agents' mean distance from it (in the utility's scales)."""
+    price, time = (float(x) for x in group)
     participants = int(np.count_nonzero(preferences.joins(taste, price, time)))
+    gaps = np.hypot((theta[:, 0] - price) / taste.price_scale, (theta[:, 1] - time) / taste.time_scale)
     return {
         "round": round_number,
-        "price": float(price),
-        "time": float(time),
+        "price": price,
+        "time": time,
         "consensus": participants / len(taste),
         "participants": participants,
+        "spread": float(gaps.mean()),
     }

@@ -1,19 +1,26 @@
-"""Movie scheduling as a Mesa model: agents on a sparse or small-world network agree on a ticket PRICE and a
-START TIME (REP paper §7, Figure 3).
+"""Movie scheduling as a Mesa model: agents on a sparse small-world network agree on a ticket PRICE and a
+START TIME (REP paper §7, Figure 3, Table 1).
 
-Round 0 opens with one agent's ideal (the organiser, drawn at random) as everyone's local proposal θ_i. Each
-round then has §7's two stages, on the REP core (:mod:`coordkit.rep.protocol`):
+Round 0 opens with one proposal for everyone: a venue's offer relayed by the organiser (an agent drawn at
+random), or the organiser's own ideal. Each round then has §7's two stages, on the REP core
+(:mod:`coordkit.rep.protocol`):
 
-1. every agent decides at its θ_i whether it would join and sends its neighbours a message — REP: its
-   preference sensitivities (numbers, or text); A2A: free-form reasoning — and updates θ_i: REP aggregates the
-   neighbours' sensitivities (the numerical or the textual updater), A2A reasons locally (keeps a proposal it
-   would join, else takes its own ideal);
-2. the group proposal is the coordinate-wise median of the θ_i — with ``consensus``, REP's median consensus,
-   which every agent adopts — and every agent votes on it.
+1. every agent decides at its own proposal θ_i whether it would join and tells its neighbours — REP: its
+   preference sensitivities (numbers, or text); A2A: its decision and free-form reasoning — and updates θ_i:
+   REP aggregates its own and its neighbours' sensitivities (the numerical or the textual updater); A2A
+   reasons locally;
+2. the group's proposal is formed and every agent votes on it.
 
-Both protocols share the network, the transport and the consensus rule (Table 2). The consensus of a round
-(the paper does not define it) is the share of agents who would join the round's group proposal (U ≥ 0); the
-convergence round is the first round whose consensus reaches ``convergence_threshold`` (the paper's 70%).
+The paper says two things about stage 2 (docs/rep-readings.md), and ``reading`` chooses. ``"table2"``: the
+group's proposal is the coordinate-wise median of the θ_i, which every agent then adopts (§3.2, Table 2, A2A
+on the same rule). ``"section7"``: the median is the proposal voted on, but each agent keeps its own θ_i, so
+that sensitivities ripple one hop a round; A2A has no global aggregation: the group's proposal is the
+organiser's, and an agent weighs at most ``attention`` messages a round. Without ``consensus`` the group's
+proposal is the organiser's in both readings.
+
+The consensus of a round (the paper does not define it) is the share of agents who would join the group's
+proposal (U ≥ 0); the convergence round is the first round from 1 on whose consensus reaches
+``convergence_threshold`` (the paper's 70%).
 """
 
 import statistics
@@ -23,6 +30,7 @@ from dataclasses import dataclass
 import mesa
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from mesa.discrete_space import Network
 
 from coordkit import networks
@@ -30,7 +38,7 @@ from coordkit.model import Model
 from coordkit.parameters import Choice, Flag, Integer, ParameterError, Parameters, Real
 from coordkit.policies import Policy, decision_round, llm_parameters
 from coordkit.rep.movies import preferences
-from coordkit.rep.movies.agents import A2AMoviegoer, Moviegoer, REPMoviegoer
+from coordkit.rep.movies.agents import A2AMoviegoer, Moviegoer, REPMoviegoer, Vote
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.movies.policies import PRICE, TIME, RangeSynthesis, REPParticipation, Satisficer
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
@@ -45,7 +53,10 @@ from coordkit.rep.protocol import (
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
-NETWORKS = ("sparse", "small_world")
+READINGS = ("section7", "table2")
+READING_NAMES = {"section7": "§7 reading", "table2": "Table 2 reading"}
+NETWORKS = ("small_world", "complete")
+OPENINGS = ("offer", "organiser")
 THETA_BOUNDS = {PRICE: PRICE_RANGE, TIME: EVENING}
 
 
@@ -61,31 +72,23 @@ class RoundTiming:
     communication_s: float
 
 
-def _sparse_network_can_connect(p: dict) -> None:
-    if p["network"] != "sparse":
-        return
-    n, sparsity = p["population"], p["sparsity"]
-    total = networks.pairs(n)
-    deleted = round(sparsity * total)
-    if total - deleted < n - 1:
+def _network_can_connect(p: dict) -> None:
+    n, sparsity, network = p["population"], p["sparsity"], p["network"]
+    total = networks.pairs(n) if network == "complete" else networks.small_world_edges(n, p["degree"])
+    removed = round(sparsity * total)
+    if total - removed < n - 1:
+        more = "raise population" if network == "complete" else "raise degree"
         raise ParameterError(
-            f"sparsity={sparsity} deletes {deleted} of the {total} edges among population={n} agents, leaving "
-            f"fewer than the {n - 1} that connect them: lower sparsity or raise population"
+            f"sparsity={sparsity} removes {removed} of the {total} edges of the {network} network among "
+            f"population={n} agents, leaving fewer than the {n - 1} that connect them: lower sparsity or {more}"
         )
 
 
-def _small_world_fits(p: dict) -> None:
-    if p["network"] != "small_world":
-        return
-    if p["degree"] % 2:
+def _small_world_degree_is_even(p: dict) -> None:
+    if p["network"] == "small_world" and p["degree"] % 2:
         raise ParameterError(
             f"degree={p['degree']} is odd: a small-world ring links degree/2 neighbours on each side; "
             "use an even degree"
-        )
-    if p["degree"] >= p["population"]:
-        raise ParameterError(
-            f"degree={p['degree']} needs a population above it (population={p['population']}): "
-            "lower degree or raise population"
         )
 
 
@@ -109,22 +112,53 @@ class MovieScheduling(Model):
         ),
         Integer("population", 20, 2, 1000, doc="agents (the paper: 20, and 5 to 200)", unit="agents", slider=(5, 200)),
         Choice(
+            "reading",
+            "section7",
+            READINGS,
+            labels={"section7": "§7: own proposals", "table2": "Table 2: one median"},
+            doc="§7: each agent keeps its own proposal and votes on the median; Table 2: everyone adopts the median "
+            "each round (docs/rep-readings.md)",
+        ),
+        Choice(
             "network",
-            "sparse",
+            "small_world",
             NETWORKS,
-            labels={"sparse": "sparse (edges deleted)", "small_world": "small world"},
-            doc="the complete graph with a fraction of edges deleted, or a Watts–Strogatz small world",
+            labels={"small_world": "small world", "complete": "complete graph"},
+            doc="Table 1's sparse small world (Watts–Strogatz), or the complete graph (the paper's fully connected)",
         ),
         Real(
             "sparsity",
             0.3,
             0,
             0.9,
-            doc="for a sparse network, the fraction of edges deleted (the paper: 0, 0.3, 0.6)",
-            slider=(0, 0.8),
+            doc="the fraction of the network's edges removed, keeping it connected (the paper: 0, 0.3, 0.6)",
+            slider=(0, 0.6),
         ),
-        Integer("degree", 4, 2, 100, doc="for a small world, each agent's ring neighbours (even)", slider=(2, 12)),
+        Integer(
+            "degree",
+            6,
+            2,
+            1000,
+            doc="for a small world, each agent's ring neighbours (even; population − 1 or more: the complete graph)",
+            slider=(2, 12),
+        ),
         Real("rewiring", 0.1, 0, 1, doc="for a small world, the probability that an edge is rewired"),
+        Choice(
+            "opening",
+            "offer",
+            OPENINGS,
+            labels={"offer": "a venue's offer", "organiser": "the organiser's ideal"},
+            doc="round 0's proposal: an offer drawn uniformly from $4-$30 and 17:00-23:00, or the organiser's ideal",
+        ),
+        Integer(
+            "attention",
+            4,
+            1,
+            1000,
+            doc="A2A under the §7 reading: the messages an agent can weigh in a round; the rest go unread",
+            unit="messages",
+            slider=(1, 20),
+        ),
         Integer("rounds", 20, 1, 200, doc="horizon (the paper plays 20)", unit="rounds", slider=(5, 60)),
         Real(
             "step_size",
@@ -132,11 +166,12 @@ class MovieScheduling(Model):
             0,
             1,
             low_open=True,
-            doc="η, the numerical updater's step towards the neighbours' mean proposal (§3.2)",
+            doc="η, the numerical updater's step towards the neighbours' mean proposal (§3.2), and an A2A agent's "
+            "step towards its ideal (§7 reading)",
         ),
         consensus_parameter(
             "median_coordinate",
-            "§7's stage 2: every agent adopts the coordinate-wise median of the proposals (None: local only)",
+            "§7's stage 2: the group's proposal is the coordinate-wise median of the agents' (None: the organiser's)",
         ),
         Real(
             "convergence_threshold",
@@ -159,7 +194,7 @@ class MovieScheduling(Model):
             optional="rule-based agents, no calls",
             doc="the LLM client every agent decides with (call 1) and REP textual's updater synthesises with (call 2)",
         ),
-        relations=(_sparse_network_can_connect, _small_world_fits),
+        relations=(_small_world_degree_is_even, _network_can_connect),
     )
 
     def __init__(self, *, rng=None, **params):
@@ -168,10 +203,8 @@ class MovieScheduling(Model):
         self.preferences = draw_preferences(self.rng, self.params)
         self.edges = draw_network(self.rng, self.params)
         self.organiser = int(self.rng.integers(n))
-        opening = {
-            PRICE: float(self.preferences.price[self.organiser]),
-            TIME: float(self.preferences.time[self.organiser]),
-        }
+        opening = dict(zip((PRICE, TIME), draw_opening(self.rng, self.params, self.preferences, self.organiser)))
+        self.adjacency = networks.adjacency(n, self.edges)
 
         self.space = Network(networks.to_networkx(n, self.edges), random=self.random, layout=None)
         self.transport = InProcessTransport()
@@ -196,6 +229,7 @@ class MovieScheduling(Model):
                 "consensus": "share_joining",
                 "participants": "participants",
                 "converged": "converged",
+                "spread": "spread",
             },
             agent_reporters={
                 "agent": "node",
@@ -229,7 +263,7 @@ class MovieScheduling(Model):
     def describe(self, message: Message) -> str:
         """A neighbour's message as an agent reads it: who, its decision, and its sensitivity or reasoning."""
         words = message.sensitivity.text if message.sensitivity is not None else message.reasoning
-        return f"Agent {message.sender} {'joins' if message.decision else 'declines'}: {words}"
+        return f"Agent {message.sender} {'joins' if message.decision.joins else 'declines'}: {words}"
 
     def notes(self, messages: list[Message]) -> tuple[str, ...]:
         """The messages as an agent reads them, each written out once a round however many neighbours read it."""
@@ -241,7 +275,7 @@ class MovieScheduling(Model):
         return tuple(self._notes[message.sender] for message in messages)
 
     def step(self) -> None:
-        """One round: stage 1 (decide, message, update θ_i), then stage 2 (consensus, vote)."""
+        """One round: stage 1 (decide, message, update θ_i), then stage 2 (the group's proposal, the vote)."""
         started = time.perf_counter()
         concurrent = self.llm is not None
         for goer in self.goers:
@@ -250,24 +284,26 @@ class MovieScheduling(Model):
         decisions = decision_round("decide", self.goers, concurrent=concurrent, max_concurrency=self.max_concurrency)
         talking = time.perf_counter()
         for goer, (joins, signal) in zip(self.goers, decisions):
-            goer.client.send(joins, signal)
+            goer.client.send(Vote(bool(joins), goer.proposal[PRICE], goer.proposal[TIME]), signal)
         self.transport.deliver()
         for goer in self.goers:
             goer.client.receive()
         talking = time.perf_counter() - talking
         for goer, (joins, signal) in zip(self.goers, decisions):
-            goer.joins = joins
+            goer.joins = bool(joins)
             goer.message = signal.text if isinstance(signal, Sensitivity) else signal
         if self.protocol == "a2a":
+            read = attended(self.rng, self.adjacency, self.attention) if self.reading == "section7" else None
             for goer in self.goers:
-                goer.reason_locally()
+                goer.reason_locally(None if read is None else goer.read(read))
         else:
             textual_llm = concurrent and self.protocol == "rep_textual"
             decision_round("sync", self.goers, concurrent=textual_llm, max_concurrency=self.max_concurrency)
         for goer in self.goers:
             goer.local_price, goer.local_time = goer.proposal[PRICE], goer.proposal[TIME]
-        # stage 2: the median consensus and the vote on the group proposal
-        run_consensus([goer.client for goer in self.goers])
+        # stage 2: under the Table 2 reading every agent adopts the median; then the vote on the group's proposal
+        if self.reading == "table2":
+            run_consensus([goer.client for goer in self.goers])
         self._vote()
         if self.llm is not None:
             calls = tuple(goer.call_s for goer in self.goers)
@@ -275,17 +311,30 @@ class MovieScheduling(Model):
         self.datacollector.collect(self)
         self.running = self.steps < self.rounds and not (self.stop_at_convergence and self.converged)
 
+    @property
+    def organisers_proposal(self) -> bool:
+        """Whether the group's proposal is the organiser's θ: without consensus, and for A2A under the §7
+        reading (no global aggregation)."""
+        return self.consensus is None or (self.protocol == "a2a" and self.reading == "section7")
+
     def _vote(self) -> None:
-        """The group proposal (the coordinate-wise median of the θ_i) and who would join it."""
+        """The group's proposal (the coordinate-wise median of the θ_i, or the organiser's θ), who would join
+        it, and how far the agents' own proposals are from it."""
         proposals = [goer.proposal for goer in self.goers]
-        self.group_price = float(statistics.median(theta[PRICE] for theta in proposals))
-        self.group_time = float(statistics.median(theta[TIME] for theta in proposals))  # Mesa's model.time is its clock
+        if self.organisers_proposal:
+            self.group_price, self.group_time = proposals[self.organiser][PRICE], proposals[self.organiser][TIME]
+        else:
+            self.group_price = float(statistics.median(theta[PRICE] for theta in proposals))
+            self.group_time = float(statistics.median(theta[TIME] for theta in proposals))  # model.time is Mesa's
         votes = preferences.joins(self.preferences, self.group_price, self.group_time)
         for goer, vote in zip(self.goers, votes):
             goer.votes = bool(vote)
         self.participants = int(votes.sum())
         self.share_joining = self.participants / self.population
-        self.converged = self.converged or self.share_joining >= self.convergence_threshold
+        self.converged = self.converged or (self.steps > 0 and self.share_joining >= self.convergence_threshold)
+        price_gaps = np.array([theta[PRICE] for theta in proposals]) - self.group_price
+        time_gaps = np.array([theta[TIME] for theta in proposals]) - self.group_time
+        self.spread = float(np.hypot(price_gaps / self.price_scale, time_gaps / self.time_scale).mean())
 
     def policies(self) -> list[Policy]:
         """Every agent's policy, and the textual updater's synthesiser when it is used."""
@@ -295,8 +344,10 @@ class MovieScheduling(Model):
     def frame(self) -> pd.DataFrame:
         """One row per round (round 0 is the opening proposal).
 
-        Columns: round; price and time, the group proposal; consensus, the share of agents who would join it;
-        participants, how many; converged, whether consensus has reached the threshold by this round.
+        Columns: round; price and time, the group's proposal; consensus, the share of agents who would join it;
+        participants, how many; converged, whether consensus has reached the threshold by this round (counted
+        from round 1); spread, the agents' mean distance from the group's proposal in units of the utility's
+        scales (√(Δp²/P² + Δt²/T²); 0 when everyone holds it).
         """
         rounds = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
         rounds.insert(0, "round", np.arange(len(rounds)))
@@ -313,12 +364,13 @@ class MovieScheduling(Model):
         return agents
 
     def summary(self) -> dict:
-        """The run's :func:`outcome` (final and best consensus, convergence round), the final proposal, the
-        network's density and edges, and LLM use."""
+        """The run's :func:`outcome` (final and best consensus, convergence round, whether the opening had
+        converged already), the final proposal and spread, the network's density and edges, and LLM use."""
         return {
             **outcome(self.datacollector.model_vars["consensus"], self.convergence_threshold),
             "final_price": self.group_price,
             "final_time": self.group_time,
+            "final_spread": self.spread,
             "density": networks.density(self.population, self.edges),
             "edges": len(self.edges),
             "llm_calls": self.llm_calls,
@@ -333,21 +385,49 @@ def draw_preferences(rng: np.random.Generator, params: dict) -> preferences.Pref
 
 
 def draw_network(rng: np.random.Generator, params: dict) -> np.ndarray:
-    """The edge list the parameters ask for, drawn from ``rng`` (after the preferences, before the organiser)."""
-    if params["network"] == "sparse":
-        return networks.sparse(params["population"], params["sparsity"], rng)
-    return networks.small_world(params["population"], params["degree"], params["rewiring"], rng)
+    """The edge list the parameters ask for, drawn from ``rng`` (after the preferences, before the organiser):
+    the complete graph with ``sparsity`` of its edges deleted (redrawn until connected), or the small world
+    with ``sparsity`` of its edges removed, sparing a spanning tree."""
+    n, sparsity = params["population"], params["sparsity"]
+    if params["network"] == "complete":
+        return networks.sparse(n, sparsity, rng)
+    return networks.thin(n, networks.small_world(n, params["degree"], params["rewiring"], rng), sparsity, rng)
+
+
+def draw_opening(
+    rng: np.random.Generator, params: dict, taste: preferences.Preferences, organiser: int
+) -> tuple[float, float]:
+    """Round 0's proposal (price, time), drawn after the organiser: a venue's offer, uniform on the price range,
+    then on the evening; or the organiser's ideal (no draw)."""
+    if params["opening"] == "organiser":
+        return float(taste.price[organiser]), float(taste.time[organiser])
+    return float(rng.uniform(*PRICE_RANGE)), float(rng.uniform(*EVENING))
+
+
+def attended(rng: np.random.Generator, adjacency: sp.csr_array, attention: int) -> np.ndarray:
+    """Which of a round's messages their receivers weigh (A2A under the §7 reading: cognitive overload), as a
+    mask over the adjacency's entries (by receiver, then sender): one uniform key per message, and each
+    receiver reads the ``attention`` messages with the smallest keys."""
+    keys = rng.random(adjacency.nnz)
+    starts = adjacency.indptr
+    receivers = np.repeat(np.arange(adjacency.shape[0]), np.diff(starts))
+    order = np.lexsort((keys, receivers))
+    rank = np.empty(adjacency.nnz, dtype=np.int64)
+    rank[order] = np.arange(adjacency.nnz) - starts[receivers[order]]
+    return rank < attention
 
 
 def outcome(consensus, threshold: float) -> dict:
-    """From a run's consensus per round (round 0 first): the final and the best consensus, the convergence
-    round — the first round whose consensus reaches ``threshold``, NaN if none does (DNF) — and whether it
-    converged."""
+    """From a run's consensus per round (round 0, the opening, first): the final and the best consensus from
+    round 1 on, the convergence round — the first round from 1 on whose consensus reaches ``threshold``, NaN if
+    none does (DNF) — whether it converged, and whether the opening alone had reached the threshold."""
     consensus = np.asarray(consensus, dtype=float)
-    reached = np.flatnonzero(consensus >= threshold)
+    played = consensus[1:] if len(consensus) > 1 else consensus
+    reached = np.flatnonzero(consensus[1:] >= threshold) + 1
     return {
         "final_consensus": float(consensus[-1]),
-        "max_consensus": float(consensus.max()),
+        "max_consensus": float(played.max()),
         "convergence_round": float(reached[0]) if len(reached) else float("nan"),
         "converged": bool(len(reached)),
+        "opening_converged": bool(consensus[0] >= threshold),
     }

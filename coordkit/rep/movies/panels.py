@@ -10,14 +10,15 @@ from coordkit.ui import ExperimentPanel, controls
 def fast_panel(seed: int = 0) -> ExperimentPanel:
     """The consensus round by round of :func:`~coordkit.rep.movies.fast.simulate`, from 100 to 10,000 agents."""
 
-    def play(protocol: str, population: int, sparsity: float, consensus: str | None) -> pd.DataFrame:
-        return fast.simulate(seed, protocol=protocol, population=population, sparsity=sparsity, consensus=consensus)
+    def play(protocol: str, reading: str, population: int, sparsity: float, consensus: str | None) -> pd.DataFrame:
+        params = {"reading": reading, "population": population, "sparsity": sparsity, "consensus": consensus}
+        return fast.simulate(seed, protocol=protocol, **params)
 
     return ExperimentPanel(
         play,
         controls(
             fast.PARAMETERS,
-            ["protocol", "population", "sparsity", "consensus"],
+            ["protocol", "reading", "population", "sparsity", "consensus"],
             protocol={"options": list(fast.PROTOCOLS)},
             population={"low": 100, "high": 10_000, "default": 1_000, "step": 100, "label": "agents"},
         ),
