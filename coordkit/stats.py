@@ -48,9 +48,13 @@ def mean_sd(values: ArrayLike) -> MeanSD:
     return MeanSD(mean=float(np.mean(sample)), sd=sd, n=int(sample.size))
 
 
-def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
+def mean_interval(
+    values: ArrayLike, confidence: float = 0.95, bounds: tuple[float, float] = (-np.inf, np.inf)
+) -> Interval:
     """Student-t confidence interval for the mean of ``values`` (a point when they do not vary); like the sd of
-    :func:`mean_sd`, it is NaN for a single value, which says nothing about the spread."""
+    :func:`mean_sd`, it is NaN for a single value, which says nothing about the spread. ``bounds`` is the range
+    the quantity cannot leave (``(0, np.inf)`` for a stock or a count, ``(0, 1)`` for a share): the interval is
+    truncated to it, so that a skewed sample near a bound gives no impossible values."""
     sample = _sample(values, "values", min_n=1)
     if sample.size == 1:
         return Interval(low=float("nan"), high=float("nan"))
@@ -58,7 +62,7 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> Interval:
     if sem == 0:
         return Interval(low=mean, high=mean)
     low, high = stats.t.interval(confidence, sample.size - 1, loc=mean, scale=sem)
-    return Interval(low=float(low), high=float(high))
+    return Interval(low=float(max(low, bounds[0])), high=float(min(high, bounds[1])))
 
 
 def ratio_interval(numerator: ArrayLike, denominator: ArrayLike, confidence: float = 0.95) -> Interval:

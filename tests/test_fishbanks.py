@@ -14,6 +14,7 @@ from coordkit.llm import ScriptedClient
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import ParameterError
 from coordkit.rep.fishbanks import metrics, stand_in
+from coordkit.rep.fishbanks.agents import promise_kept
 from coordkit.rep.fishbanks.ecology import DENSITIES, REGENERATION_TABLE, Fishery, catch_effect, density_from_effect
 from coordkit.rep.fishbanks.experiments import compare_with_paper, dissect, figure2
 from coordkit.rep.fishbanks.llm_policies import parse_boats, parse_synthesis
@@ -50,6 +51,7 @@ def view(**changes) -> FleetView:
         max_boats=10,
         fishery=Fishery(),
         risk_tolerance=0.2,
+        sustainability=0.5,
         boats=4,
         catch_per_boat=24.75,
         profit_per_boat=245.0,
@@ -193,9 +195,10 @@ def test_median_consensus_gives_every_company_the_coordinate_wise_median():
 
 
 def test_without_consensus_companies_keep_their_own_estimates():
-    thetas = play("rep_numerical", consensus=None, seasons=3).frame().query("season == 3")[QUOTA]
+    # each company reads the stock with its own noise (below the peak density, where health is not capped at 1)
+    thetas = play("rep_numerical", consensus=None, seasons=3, initial_stock=1500).frame().query("season == 3")[HEALTH]
     assert thetas.nunique() > 1
-    agreed = play("rep_numerical", seasons=3).frame().query("season == 3")[QUOTA]
+    agreed = play("rep_numerical", seasons=3, initial_stock=1500).frame().query("season == 3")[HEALTH]
     assert agreed.nunique() == 1
 
 
@@ -211,42 +214,58 @@ def test_rep_companies_check_the_holds_their_neighbours_stated():
 # --- the rule policies --------------------------------------------------------------------------------------------
 
 
-def test_competitive_fleet_keeps_up_and_escalates_while_boats_pay():
-    assert CompetitiveFleet().boats(view()) == 7  # anchor max(4, round(5.5)) = 6, behind the others: +1
-    assert CompetitiveFleet().boats(view(neighbour_boats=(), risk_tolerance=0.7)) == 5  # alone, aggressive: +1
-    assert CompetitiveFleet().boats(view(neighbour_boats=(), risk_tolerance=0.2)) == 4  # alone, cautious: hold
-    assert CompetitiveFleet().boats(view(profit_per_boat=-10.0)) == 5  # losing money: one fewer than 6
-    assert CompetitiveFleet().boats(view(boats=10, risk_tolerance=0.9)) == 10  # at most max_boats
+def test_competitive_fleet_moves_towards_the_neighbours_without_a_ratchet():
+    assert CompetitiveFleet().boats(view()) == 5  # half way from 4 to 5.5 is 4.75; r < v, stock above the peak
+    assert CompetitiveFleet().boats(view(risk_tolerance=0.7)) == 6  # r > v and boats pay: one more
+    assert CompetitiveFleet().boats(view(density_estimate=0.5)) == 4  # v > r, stock below the peak: one fewer
+    assert CompetitiveFleet().boats(view(profit_per_boat=-10.0)) == 4  # losing money: one fewer
+    assert CompetitiveFleet().boats(view(neighbour_boats=(), risk_tolerance=0.7)) == 5  # alone: its own fleet, +1
+    assert CompetitiveFleet().boats(view(boats=10, risk_tolerance=0.9)) == 9  # towards 5.5, +1
+    # the issue's case: a losing company with 3 boats among neighbours at 8 goes half way up, then one down
+    assert CompetitiveFleet().boats(view(boats=3, neighbour_boats=(("B", 8),), profit_per_boat=-1.0)) == 5
     boats, reasoning = CompetitiveFleet().decide(view())
     assert (
         reasoning
-        == "Neighbours average 5.5 boats (total 11); our profit per boat was $245: deploying 7 boats to keep our share."
+        == "Neighbours average 5.5 boats (total 11); our profit per boat was $245: deploying 5 boats to keep our share."
     )
 
 
-def test_rep_fleet_restrains_as_far_as_it_trusts():
-    # sustainable fleet = 30 / 24.75 = 1.21 boats, cooperative 1.21 x 0.75 = 0.91; the competitive fleet is 7
+def test_rep_fleet_holds_as_far_as_it_trusts():
+    # share = 30 / 23.25 = 1.290 boats; hold = 1.290 x 2^(0.2 - 0.5) = 1.048; the competitive fleet is 5
     trusting = REPSituation(view(), THETA | {CONFIDENCE: 1.0})
     wary = REPSituation(view(), THETA | {CONFIDENCE: 0.0})
-    assert REPFleet().decide(trusting)[0] == 1 and REPFleet().decide(wary)[0] == 7
-    boats, sensitivity = REPFleet().decide(REPSituation(view(), THETA))  # 0.5 x 0.91 + 0.5 x 7 = 3.95
-    assert boats == 4
-    assert sensitivity.values["hold"] == 1 and sensitivity.values["others_at_most"] == 1
-    assert sensitivity.values["raise_to"] == 7
-    assert "We deploy 4 boats and will hold at 1 if the others average at most 1; above that we would raise to 7." in (
+    assert REPFleet().decide(trusting)[0] == 1 and REPFleet().decide(wary)[0] == 5
+    boats, sensitivity = REPFleet().decide(REPSituation(view(), THETA))  # 0.5 x 1.048 + 0.5 x 5 = 3.02
+    assert boats == 3
+    assert sensitivity.values["hold"] == 1 and sensitivity.values["others_at_most"] == 2
+    assert sensitivity.values["raise_to"] == 5
+    assert "We deploy 3 boats and will hold at 1 if the others average at most 2; above that we would raise to 5." in (
         sensitivity.text
     )
+    keen = REPFleet().decide(REPSituation(view(risk_tolerance=1.0, sustainability=0.0), THETA | {CONFIDENCE: 1.0}))
+    assert keen[0] == 3 and keen[1].values["hold"] == 3  # twice the share: 2.58 boats
 
 
 def test_rep_fleet_proposes_from_its_own_reading_of_the_stock():
-    promises = (("B", 6, 4), ("C", 3, 4))  # B deployed 6 after saying it would hold at 4: broken; C kept
-    values = REPFleet().decide(REPSituation(view(), THETA, promises))[1].values
-    assert values[f"propose:{QUOTA}"] == pytest.approx(378.5 / 12)
+    kept = (("B", False), ("C", True))  # B deployed above its hold while the others met its condition; C held
+    values = REPFleet().decide(REPSituation(view(), THETA, kept))[1].values
+    assert values[f"propose:{QUOTA}"] == pytest.approx(582 / 12)  # the stock at its best, shared
     assert values[f"propose:{HEALTH}"] == 1.0
-    assert values[f"propose:{CONFIDENCE}"] == 0.5
+    assert values[f"propose:{CONFIDENCE}"] == 0.5  # deeds alone
     assert values[f"propose:{STRESS}"] == pytest.approx(900 / (900 + 378.5))
+    conditions = (("B", 2, 4), ("C", 2, 2))  # each holding at 2 if the others average at most 4, 2: both met
+    both = REPFleet().decide(REPSituation(view(), THETA, kept, conditions))[1]
+    assert both.values[f"propose:{CONFIDENCE}"] == 0.75  # deeds 0.5, words 1
+    assert "Last season 1 of 2 others kept their word." in both.text
     first_season = REPFleet().decide(REPSituation(view(industry_catch=None, neighbour_boats=()), THETA))[1]
     assert f"propose:{STRESS}" not in first_season.values and "not yet fished" in first_season.text
+    assert f"propose:{CONFIDENCE}" not in first_season.values and "kept their word" not in first_season.text
+
+
+def test_a_conditional_promise_is_kept_by_holding_or_when_the_others_broke_the_condition_first():
+    assert promise_kept(2, hold=3, others_at_most=2, others_mean=9.0)  # held
+    assert promise_kept(5, hold=3, others_at_most=2, others_mean=4.0)  # raised, but the others averaged above 2
+    assert not promise_kept(5, hold=3, others_at_most=2, others_mean=1.5)  # raised while the others held: opportunistic
 
 
 def text(quota, health, trend, hold, limit) -> str:
@@ -265,6 +284,16 @@ def test_rule_synthesis_reads_assessments_and_conditions():
     assert theta[STRESS] == pytest.approx((0.75 + 0.5 + 0.25) / 3)
     # holds 1, 2, 3: the others' average for each writer is 2.5, 2, 1.5 against limits 2, 1, 2: only the third met
     assert theta[CONFIDENCE] == pytest.approx(1 / 3)
+
+
+def test_rule_synthesis_weighs_what_the_writers_saw_done_beside_what_they_say():
+    own = text(30, 0.90, "declining", 1, 2) + " Last season 3 of 4 others kept their word."
+    neighbours = (
+        (1, text(40, 0.70, "stable", 2, 1) + " Last season 1 of 4 others kept their word."),
+        (2, text(20, 0.50, "recovering", 3, 2)),
+    )
+    theta = RuleSynthesis().decide(SynthesisRequest(THETA, own, neighbours))
+    assert theta[CONFIDENCE] == pytest.approx((1 / 3 + (0.75 + 0.25) / 2) / 2)  # words, and the mean report
 
 
 def test_rule_synthesis_reads_appendix_b_s_assessment():
@@ -377,6 +406,7 @@ def test_metrics_on_a_known_frame():
     assert seasons["profit_margin"].iloc[1] == pytest.approx(0.2)
     summary = metrics.summary(frame, 4000, 0.35)
     assert summary["seasons_above_threshold"] == 1 and summary["final_population"] == 600
+    assert summary["collapse_season"] == 2
     assert summary["profit_margin"] == pytest.approx(400 / 2000) and summary["total_profit"] == 400
     assert metrics.summary(frame, 4000, 0.35, seasons=seasons) == summary  # the table given, not computed again
 
@@ -405,12 +435,29 @@ def test_the_comparison_names_the_updater_and_takes_the_papers_numbers():
 
 
 def test_rep_keeps_more_fish_than_a2a_over_20_seeds():
-    """§6 Insight 3, in direction, for the rule-based companies with default parameters (the figures are in the
-    report): REP's final population and sustainability index above A2A's, the textual updater's clearly."""
+    """§6 Insight 3, in direction, for the rule-based companies with default parameters (the figures are in
+    docs/rep-readings.md): REP's final population and its seasons above 0.35 above A2A's, with separated 95%
+    intervals for the textual updater; in every game, REP textual spends more seasons above 0.35 than A2A."""
     games = sweep(Fishbanks, {"protocol": list(PROTOCOLS)}, seeds=range(20), progress=False)
-    by = {protocol: g for protocol, g in games.groupby("protocol")}
-    for metric in ("final_population", "final_sustainability_index", "mean_sustainability_index"):
+    by = {protocol: g.set_index("seed") for protocol, g in games.groupby("protocol")}
+    for metric in ("final_population", "seasons_above_threshold"):
         a2a = stats.mean_interval(by["a2a"][metric])
         for rep in ("rep_numerical", "rep_textual"):
             assert by[rep][metric].mean() > by["a2a"][metric].mean(), (rep, metric)
         assert stats.mean_interval(by["rep_textual"][metric]).low > a2a.high, metric
+    assert (by["rep_textual"]["seasons_above_threshold"] > by["a2a"]["seasons_above_threshold"]).all()
+
+
+def test_rep_fleets_differ_between_companies_and_seasons_not_all_at_the_floor():
+    boats = Fishbanks(protocol="rep_textual", rng=0).run().frame().query("season > 0")["boats"]
+    assert boats.nunique() >= 3 and (boats > 1).mean() > 0.5, boats.value_counts().to_dict()
+    by_season = Fishbanks(protocol="rep_textual", rng=0).run().frame().groupby("season")["boats"].sum()
+    assert by_season.iloc[1:].nunique() > 1
+
+
+def test_every_number_in_the_comparison_is_finite():
+    comparison = compare_with_paper(figure2(5))
+    numbers_shown = comparison["kit"].str.findall(r"[-+]?\d[\d,]*\.?\d*|nan|inf").explode().dropna()
+    assert not numbers_shown.str.contains("nan|inf").any(), comparison
+    kit = comparison.set_index("metric")["kit"]
+    assert "CI -" not in " ".join(kit) and "–-" not in " ".join(kit)  # intervals of stocks stay at or above zero

@@ -21,10 +21,10 @@ def views(protocol: str = "a2a"):
 
 
 def situations():
-    """REP companies' views with θ and the promises they could check (some kept, some broken)."""
+    """REP companies' views with θ, the deeds they could check (some kept, some broken) and the words they read."""
     theta = {"quota_estimate": 30.0, "population_health": 0.8, "coordination_confidence": 0.6, "resource_stress": 0.4}
     return [
-        REPSituation(view, theta, ((view.company, view.boats, view.boats - k % 3),))
+        REPSituation(view, theta, ((view.company, k % 3 == 0),), ((view.company, view.boats, view.boats + k % 3),))
         for k, view in enumerate(views("rep_textual"))
     ]
 

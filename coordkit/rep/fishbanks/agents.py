@@ -8,7 +8,8 @@ from coordkit.rep.protocol import Message, Sensitivity, Theta
 
 
 class Company(mesa.Agent):
-    """One fishing company: its profile and risk tolerance r, its books for the last season (boats, catch,
+    """One fishing company: its profile, risk tolerance r and sustainability value v (Appendix A's prompt: "your
+    company's risk tolerance and sustainability values"), its books for the last season (boats, catch,
     revenue, cost, profit) and in total, and its estimate of the fish density.
 
     The estimate is what its catch per boat says (the inverse of the catch-effect table) plus N(0,
@@ -16,11 +17,12 @@ class Company(mesa.Agent):
     stock a little differently (REP Appendix B.1's "distributed sensor network").
     """
 
-    def __init__(self, model, name: str, profile: str, risk_tolerance: float, boats: int):
+    def __init__(self, model, name: str, profile: str, risk_tolerance: float, sustainability: float, boats: int):
         super().__init__(model)
         self.name = name
         self.profile = profile
         self.risk_tolerance = risk_tolerance
+        self.sustainability = sustainability
         self.boats = boats
         self.catch = self.revenue = self.cost = self.profit = self.cumulative_profit = 0.0
         self.catch_per_boat = self.profit_per_boat = self.density_estimate = 0.0
@@ -57,6 +59,7 @@ class Company(mesa.Agent):
             max_boats=model.max_boats,
             fishery=model.fishery,
             risk_tolerance=self.risk_tolerance,
+            sustainability=self.sustainability,
             boats=self.boats,
             catch_per_boat=self.catch_per_boat,
             profit_per_boat=self.profit_per_boat,
@@ -101,14 +104,16 @@ class REPCompany:
     """The REP company: deploys with its coordination variables θ and sends a sensitivity (REP paper §6).
 
     ``policy`` decides from a :class:`REPSituation`: by default :class:`REPFleet`, or an LLM policy falling back
-    to it. The adapter remembers the hold each neighbour stated, so that next season it can check who kept it.
+    to it. The adapter remembers each neighbour's stated promise ("hold at h if the others average at most X"),
+    so that next season it can check who kept its word: a neighbour that deployed at most h, or whose condition
+    the others did not meet (Appendix B: telling opportunistic behaviour from genuine coordination).
     """
 
     def __init__(self, company: Company, rule: REPFleet, policy: Policy | None = None):
         self.company = company
         self.rule = rule
         self.policy = policy or rule
-        self._stated_holds: dict = {}
+        self._promises: dict = {}  # sender → (hold, others_at_most) stated last season
 
     def initial_theta(self) -> Theta:
         return self.rule.initial_theta(self.company.view())
@@ -121,14 +126,22 @@ class REPCompany:
 
     def _observe(self, theta: Theta, neighbour_messages: list[Message]) -> REPSituation:
         name_of = self.company.model.name_of
-        promises = tuple(
-            (name_of(m.sender), m.decision, self._stated_holds[m.sender])
+        total = self.company.boats + sum(m.decision for m in neighbour_messages)
+        others = len(neighbour_messages)  # every company but the one judged: the neighbours but it, and this one
+        kept = tuple(
+            (name_of(m.sender), promise_kept(m.decision, *self._promises[m.sender], (total - m.decision) / others))
             for m in neighbour_messages
-            if m.sender in self._stated_holds
+            if m.sender in self._promises and others
         )
-        self._stated_holds = {
-            m.sender: int(m.sensitivity.values["hold"])
+        self._promises = {
+            m.sender: (int(m.sensitivity.values["hold"]), int(m.sensitivity.values["others_at_most"]))
             for m in neighbour_messages
-            if m.sensitivity is not None and "hold" in m.sensitivity.values
+            if m.sensitivity is not None and {"hold", "others_at_most"} <= set(m.sensitivity.values)
         }
-        return REPSituation(self.company.view(neighbour_messages), theta, promises)
+        conditions = tuple((name_of(sender), *promise) for sender, promise in self._promises.items())
+        return REPSituation(self.company.view(neighbour_messages), theta, kept, conditions)
+
+
+def promise_kept(boats: int, hold: int, others_at_most: int, others_mean: float) -> bool:
+    """Whether a conditional promise was kept: the company held, or the others broke the condition first."""
+    return boats <= hold or others_mean > others_at_most

@@ -38,21 +38,24 @@ def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
 
 
 def outcomes(games: pd.DataFrame, source: str = "kit (rules)") -> alt.FacetChart:
-    """Fig. 2C: REP textual's gains over A2A and A2A's profit margin, the paper's beside the kit's (in %)."""
+    """Fig. 2C: REP textual's gains over A2A and A2A's profit margin, the paper's beside the kit's. The paper's
+    gains are ratios (%); the kit's are differences in points (:func:`.metrics.gains`), which stay finite when A2A
+    empties the sea."""
     paper = numbers("rep-fishbanks-fig2")
     gain = metrics.gains(games)
     margin = 100 * games.loc[games["protocol"] == "a2a", "profit_margin"].mean()
     rows = [
-        ("sustainability gain (%)", paper.value("sustainability_gain", "rep"), gain["sustainability"]),
-        ("health gain (%)", paper.value("health_gain", "rep"), gain["health"]),
-        ("coordination gain (%)", paper.value("coordination_gain", "rep"), gain["coordination"]),
+        ("sustainability gain", paper.value("sustainability_gain", "rep"), gain["sustainability"]),
+        ("health gain", paper.value("health_gain", "rep"), gain["health"]),
+        ("coordination gain", paper.value("coordination_gain", "rep"), gain["coordination"]),
         ("A2A profit margin (%)", paper.value("profit_margin", "a2a"), margin),
     ]
     table = pd.DataFrame(
         [(metric, who, value) for metric, ours, kit in rows for who, value in (("paper (LLM)", ours), (source, kit))],
         columns=["metric", "source", "value"],
     ).dropna()
-    return viz.paper_vs_kit(table, "metric", "value", title="(C) REP textual vs A2A: the paper's and the kit's")
+    title = "(C) REP textual vs A2A: gains (paper: %, kit: points)"
+    return viz.paper_vs_kit(table, "metric", "value", title=title)
 
 
 def figure2(data: pd.DataFrame) -> alt.VConcatChart:
@@ -78,8 +81,8 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
     played = len(seasons) - 1
     headline = [  # two lines, narrower than the chart: a panel's chart then keeps its size from one run to the next
         f"Fish stock — final {result['final_population']:,.0f} fish, index {result['final_sustainability_index']:.2f}",
-        f"{result['seasons_above_threshold']} of {played} seasons above {threshold:g}, "
-        f"profit margin {result['profit_margin']:.0%}",
+        f"{result['seasons_above_threshold']} of {played} seasons above {threshold:g} ({_collapse(result)}), "
+        f"margin {result['profit_margin']:.0%}",
     ]
     stock = viz.lines(seasons[["season", "population"]], "season", "population", title=headline, y_title="fish")
     viable = threshold_rule(threshold * seasons["population"].iloc[0])
@@ -89,3 +92,8 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
     fleet = alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None, legend=alt.Legend(columns=3))
     boats = boats.encode(color=fleet)
     return alt.vconcat(alt.layer(stock, viable, height=170), boats.properties(height=170))
+
+
+def _collapse(result: dict) -> str:
+    season = result["collapse_season"]
+    return "no collapse" if pd.isna(season) else f"collapse in season {season:.0f}"

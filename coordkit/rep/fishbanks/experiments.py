@@ -4,6 +4,7 @@ One game is the model itself: ``Fishbanks(protocol="a2a", rng=0).run()``; many a
 ``sweep(Fishbanks, {"protocol": list(PROTOCOLS)}, seeds=20)`` gives one row of ``summary()`` per game.
 """
 
+import numpy as np
 import pandas as pd
 
 from coordkit import stats
@@ -11,6 +12,7 @@ from coordkit.figures import figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.rep.fishbanks import charts, metrics, stand_in
+from coordkit.rep.fishbanks.model import PROTOCOL_NAMES as NAMES
 from coordkit.rep.fishbanks.model import PROTOCOLS, Fishbanks
 from coordkit.rep.fishbanks.policies import THETA_NAMES
 from coordkit.sweep import sweep
@@ -27,50 +29,76 @@ def game_seasons(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFr
 
 
 def compare_with_paper(seasons: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Figure 2 numbers beside the kit's (mean ± sd over seeds): columns metric, paper, kit.
+    """The paper's Figure 2 numbers beside the kit's (mean ± sd, or a 95% interval, over seeds): columns metric,
+    paper, kit.
 
-    REP is REP textual, the paper's updater; gains are defined in :func:`.metrics.gains`.
+    REP is REP textual, the paper's updater. The paper's gains are ratios; the kit's are differences
+    (:func:`.metrics.gains`), which stay finite when A2A empties the sea.
     """
     games = metrics.per_game(seasons)
     by = {p: g for p, g in games.groupby("protocol")}
     gain = metrics.gains(games, REP)
     paper = numbers(FIGURE)
-    paper_ratio = paper.value("final_population", "rep") / paper.value("final_population", "a2a")
-    above = {p: stats.mean_sd(g["seasons_above_threshold"]) for p, g in by.items()}
     rows = [
         ("final population, A2A", paper.text("final_population", "a2a"), _fish(by["a2a"])),
         ("final population, REP textual", paper.text("final_population", "rep"), _fish(by[REP])),
         ("final population, REP numerical", "(not reported)", _fish(by["rep_numerical"])),
         (
-            "final population gain, REP textual vs A2A",
-            f"{100 * (paper_ratio - 1):+.1f}%",
-            _gain(gain["final_population"]),
+            "final population, REP textual minus A2A",
+            f"{paper.value('final_population', 'rep') - paper.value('final_population', 'a2a'):+,.0f} fish",
+            f"{gain['final_population']:+,.0f} fish",
         ),
         (
-            "sustainability gain, REP textual vs A2A",
+            "sustainability gain (kit: the final index's difference, points of the initial stock)",
             "+" + paper.text("sustainability_gain", "rep"),
-            _gain(gain["sustainability"]),
+            f"{gain['sustainability']:+.1f} points",
         ),
-        ("population health gain, REP textual vs A2A", "+" + paper.text("health_gain", "rep"), _gain(gain["health"])),
         (
-            "coordination gain, REP textual vs A2A",
+            "population health gain (kit: the season means' difference, points)",
+            "+" + paper.text("health_gain", "rep"),
+            f"{gain['health']:+.1f} points",
+        ),
+        (
+            "coordination gain (kit: the season means' difference, points)",
             "+" + paper.text("coordination_gain", "rep"),
-            _gain(gain["coordination"]),
+            f"{gain['coordination']:+.1f} points",
         ),
         ("profit margin, A2A", paper.text("profit_margin", "a2a"), _percent(by["a2a"]["profit_margin"])),
         ("profit margin, REP textual", paper.text("profit_margin", "rep"), _percent(by[REP]["profit_margin"])),
+        *(
+            (f"seasons above the threshold, {NAMES[p]}", "(not reported apart)", _seasons(by[p]))
+            for p in ("a2a", REP, "rep_numerical")
+        ),
         (
             "extra seasons above the threshold, REP textual vs A2A",
             paper.text("extra_seasons_above_threshold", "rep"),
-            f"{above[REP].mean - above['a2a'].mean:+.1f} seasons ({above[REP].mean:.1f} vs {above['a2a'].mean:.1f})",
+            f"{gain['seasons_above_threshold']:+.1f} seasons",
         ),
+        *((f"season of collapse, {NAMES[p]}", "(not reported)", _collapse(by[p])) for p in ("a2a", REP)),
     ]
     return pd.DataFrame(rows, columns=["metric", "paper", "kit"])
 
 
 def _fish(games: pd.DataFrame) -> str:
     final = stats.mean_sd(games["final_population"])
-    return f"{final.mean:,.0f} ± {final.sd:,.0f} fish" if final.n > 1 else f"{final.mean:,.0f} fish (one game)"
+    if final.n == 1:
+        return f"{final.mean:,.0f} fish (one game)"
+    interval = stats.mean_interval(games["final_population"], bounds=(0, np.inf))
+    return f"{final.mean:,.0f} ± {final.sd:,.0f} fish (95% CI {interval.low:,.0f}–{interval.high:,.0f})"
+
+
+def _seasons(games: pd.DataFrame) -> str:
+    above = stats.mean_sd(games["seasons_above_threshold"])
+    return f"{above.mean:.1f} ± {above.sd:.1f}" if above.n > 1 else f"{above.mean:.1f} (one game)"
+
+
+def _collapse(games: pd.DataFrame) -> str:
+    collapsed = games["collapse_season"].dropna()
+    if collapsed.empty:
+        return f"none within the game ({len(games)} games)"
+    never = len(games) - len(collapsed)
+    text = f"median season {collapsed.median():g} (range {collapsed.min():g}–{collapsed.max():g})"
+    return text + (f"; {never} of {len(games)} games never collapse" if never else "")
 
 
 def _percent(values: pd.Series) -> str:
@@ -78,10 +106,6 @@ def _percent(values: pd.Series) -> str:
     if share is None:
         return "(nothing sold)"
     return f"{share.mean:.1f}% ± {share.sd:.1f}" if share.n > 1 else f"{share.mean:.1f}% (one game)"
-
-
-def _gain(percent: float) -> str:
-    return "n/a (A2A at 0)" if pd.isna(percent) else f"{percent:+,.1f}%"
 
 
 def dissect(game: Fishbanks | pd.DataFrame, season: int) -> pd.DataFrame:

@@ -45,6 +45,7 @@ POSITION = """SEASON {season} of {seasons}
 
 LOCAL PERFORMANCE INDICATORS{survey}:
 - Risk tolerance: {risk:.2f} (0 = cautious, 1 = aggressive)
+- Sustainability values: {values:.2f} (0 = profit first, 1 = the stock first)
 - Boats deployed last season: {boats}
 - Catch per boat last season: {catch_per_boat:.1f} fish
 - Profit per boat last season: ${profit_per_boat:.0f}
@@ -119,6 +120,7 @@ def position(view: FleetView) -> str:
         seasons=view.seasons,
         survey=" (before season 1: the survey of the initial stock)" if view.industry_catch is None else "",
         risk=view.risk_tolerance,
+        values=view.sustainability,
         boats=view.boats,
         catch_per_boat=view.catch_per_boat,
         profit_per_boat=view.profit_per_boat,

@@ -59,18 +59,21 @@ def summary(
     """The headline numbers of one game (seasons 1 on; :func:`per_season` defines the metrics):
 
     final_population, final_sustainability_index, seasons_above_threshold (seasons whose index is above the
-    threshold), mean_sustainability_index, mean_health and mean_coordination (means over the seasons),
-    profit_margin (the industry's total profit / its total revenue over the game) and total_profit ($).
+    threshold), collapse_season (the first season whose index is not above it; NaN if none within the game),
+    mean_sustainability_index, mean_health and mean_coordination (means over the seasons), profit_margin (the
+    industry's total profit / its total revenue over the game) and total_profit ($).
     ``seasons`` is the game's :func:`per_season` table, if the caller has it already.
     """
     if seasons is None:
         seasons = per_season(frame, capacity, viability_threshold)
     played = seasons[seasons["season"] > 0]
+    collapsed = played.loc[~played["above_threshold"], "season"]
     revenue = frame["revenue"].sum()
     return {
         "final_population": float(seasons["population"].iloc[-1]),
         "final_sustainability_index": float(seasons["sustainability_index"].iloc[-1]),
         "seasons_above_threshold": int(played["above_threshold"].sum()),
+        "collapse_season": float(collapsed.iloc[0]) if len(collapsed) else float("nan"),
         "mean_sustainability_index": float(played["sustainability_index"].mean()),
         "mean_health": float(played["population_health"].mean()),
         "mean_coordination": float(played["coordination"].mean()),
@@ -89,20 +92,31 @@ def per_game(frame: pd.DataFrame, capacity: float = 4000, viability_threshold: f
 
 
 def gains(games: pd.DataFrame, rep: str = "rep_textual", baseline: str = "a2a") -> dict[str, float]:
-    """REP's gains over A2A, in %: a metric's mean over games under ``rep`` over its mean under ``baseline``,
-    minus 1 (NaN when the baseline's mean is 0). ``games`` is :func:`per_game`'s table.
+    """REP's gains over A2A as differences of means over games, never ratios (a ratio over a near-empty stock
+    explodes). ``games`` is :func:`per_game`'s table.
 
-    The metrics are season means (:func:`summary`): sustainability index, population health and
-    coordination; and the final population. The paper calls these "improvements" without saying how it computes
-    them; its health gain equals its ratio of final populations minus 1 (see data/papers/rep.csv).
+    - sustainability: the final sustainability index, REP's minus A2A's, in percentage points of the initial
+      stock (the difference in final population over the initial stock);
+    - health and coordination: the season means, REP's minus A2A's, in percentage points;
+    - final_population: REP's final population minus A2A's, in fish;
+    - seasons_above_threshold: REP's seasons above the threshold minus A2A's.
+
+    The paper calls its numbers "improvements" without saying how it computes them; its health gain equals its
+    ratio of final populations minus 1 (see data/papers/rep.csv), which the kit does not reproduce as a ratio.
     """
-    mean = games.groupby("protocol")[
-        ["mean_sustainability_index", "mean_health", "mean_coordination", "final_population"]
-    ].mean()
-    ratio = mean.loc[rep] / mean.loc[baseline].where(mean.loc[baseline] > 0)
+    columns = [
+        "final_sustainability_index",
+        "mean_health",
+        "mean_coordination",
+        "final_population",
+        "seasons_above_threshold",
+    ]
+    mean = games.groupby("protocol")[columns].mean()
+    difference = mean.loc[rep] - mean.loc[baseline]
     return {
-        "sustainability": 100 * (ratio["mean_sustainability_index"] - 1),
-        "health": 100 * (ratio["mean_health"] - 1),
-        "coordination": 100 * (ratio["mean_coordination"] - 1),
-        "final_population": 100 * (ratio["final_population"] - 1),
+        "sustainability": 100 * float(difference["final_sustainability_index"]),
+        "health": 100 * float(difference["mean_health"]),
+        "coordination": 100 * float(difference["mean_coordination"]),
+        "final_population": float(difference["final_population"]),
+        "seasons_above_threshold": float(difference["seasons_above_threshold"]),
     }

@@ -80,9 +80,10 @@ def company_name(index: int) -> str:
 class Fishbanks(Model):
     """``companies`` fishing companies share one fish stock for ``seasons`` seasons (REP paper §6, Figure 2).
 
-    Each company has a profile and a risk tolerance r ~ U(0, 1), and starts with 2 + round(4·r) boats (the kit's
-    choice: the paper gives no initial fleets). A2A companies escalate competitively (:class:`CompetitiveFleet`);
-    REP companies restrain as far as they trust the others to (:class:`REPFleet`) and update their coordination
+    Each company has a profile, a risk tolerance r ~ U(0, 1) and a sustainability value v ~ U(0, 1) (Appendix A's
+    prompt), and starts with 2 + round(4·r) boats (the kit's choice: the paper gives no initial fleets). A2A
+    companies escalate competitively (:class:`CompetitiveFleet`); REP companies hold as far as they trust the
+    others to (:class:`REPFleet`) and update their coordination
     variables θ = {quota_estimate, population_health, coordination_confidence, resource_stress} (Appendix A.2)
     from the neighbours' sensitivities, numerically or textually.
 
@@ -203,10 +204,12 @@ class Fishbanks(Model):
         self.transport = InProcessTransport()
         self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
 
-        tolerances = self.rng.uniform(size=self.companies)
+        tolerances, values = self.rng.uniform(size=(2, self.companies))
         self.industry = [
-            Company(self, company_name(i), PROFILES[i % len(PROFILES)], float(r), initial_fleet(r, self.max_boats))
-            for i, r in enumerate(tolerances)
+            Company(
+                self, company_name(i), PROFILES[i % len(PROFILES)], float(r), float(v), initial_fleet(r, self.max_boats)
+            )
+            for i, (r, v) in enumerate(zip(tolerances, values))
         ]
         self._names = {company.unique_id: company.name for company in self.industry}
         self._observe(self.fishery.catch_per_boat_at(self.fishery.density(self.stock)))

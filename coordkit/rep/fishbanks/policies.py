@@ -5,11 +5,13 @@ All deterministic and stateless (what a company remembers — its books, the hol
 its agent):
 
 - :class:`CompetitiveFleet` — the A2A company, §6's "competitive escalation: each company acts defensively,
-  deploying aggressively to avoid being left behind". It keeps up with the neighbours' average fleet, adds a boat
-  while boats pay (if it is risk-tolerant or behind the others), and drops one when they lose money.
+  deploying aggressively to avoid being left behind". It moves half way towards the neighbours' average fleet,
+  adds a boat while boats pay if it values risk above sustainability, and drops one when boats lose money, or
+  when it values sustainability more and reads the stock below its most productive density.
 - :class:`REPFleet` — the REP company: conditional cooperation. It restrains as far as it trusts the others to
-  (its coordination confidence), between a cooperative fleet (landing its sustainable quota) and the competitive
-  one; its sensitivity carries its ecosystem assessment and its conditional willingness to restrain (App. B).
+  (its coordination confidence), between its hold (its share of the stock's best regeneration, scaled by its
+  values) and the competitive fleet; its sensitivity carries its ecosystem assessment, its conditional
+  willingness to restrain, and what the others did (App. B).
 - :class:`RuleSynthesis` — the textual updater's synthesiser without an LLM: the templated sentences → new θ.
 """
 
@@ -44,6 +46,7 @@ class FleetView:
     max_boats: int
     fishery: Fishery
     risk_tolerance: float  # r in [0, 1]: from cautious to aggressive
+    sustainability: float  # v in [0, 1]: from profit first to the stock first
     boats: int  # deployed last season (the initial fleet before the first)
     catch_per_boat: float  # landed per boat last season
     profit_per_boat: float  # earned per boat last season
@@ -71,12 +74,24 @@ class FleetView:
 
 @dataclass(frozen=True)
 class REPSituation:
-    """What a REP company decides from: its view, its coordination variables θ, and the promises it can check —
-    (neighbour, boats last season, the hold that neighbour stated the season before)."""
+    """What a REP company decides from: its view, its coordination variables θ, the deeds it can check —
+    (neighbour, whether it kept last season's conditional promise) — and the words it has read — (neighbour,
+    the hold it states, the most the others may average for it to hold)."""
 
     view: FleetView
     theta: Theta
-    promises: tuple[tuple[str, int, int], ...] = ()
+    kept: tuple[tuple[str, bool], ...] = ()
+    conditions: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def deeds(self) -> float | None:
+        """The share of neighbours who kept their word last season (None before anyone could)."""
+        return sum(kept for _, kept in self.kept) / len(self.kept) if self.kept else None
+
+    @property
+    def words(self) -> float | None:
+        """The share of neighbours whose stated condition the others' stated holds meet (None with fewer than two)."""
+        return conditions_met([(hold, limit) for _, hold, limit in self.conditions])
 
 
 def whole_boats(boats: float, max_boats: int) -> int:
@@ -84,23 +99,36 @@ def whole_boats(boats: float, max_boats: int) -> int:
     return min(max(int(boats + 0.5), 1), max_boats)
 
 
+def conditions_met(conditions: list[tuple[float, float]]) -> float | None:
+    """Of companies stating "hold at h if the others average at most X", the share whose X the others' stated
+    holds meet (None with fewer than two statements)."""
+    if len(conditions) < 2:
+        return None
+    total = sum(hold for hold, _ in conditions)
+    met = [(total - hold) / (len(conditions) - 1) <= limit for hold, limit in conditions]
+    return sum(met) / len(met)
+
+
 @dataclass(frozen=True)
 class CompetitiveFleet(Policy):
-    """§6's competitive escalation, as a rule. Anchor on max(own fleet, the neighbours' average fleet, rounded);
-    add a boat while boats earn money if the company is risk-tolerant (r ≥ ½) or behind the others' average; drop
-    one when a boat lost money last season; 1 to ``max_boats`` boats. Its reasoning states the numbers."""
+    """§6's competitive escalation, as a rule, without a ratchet: move half way from the company's fleet towards
+    the neighbours' average; then drop a boat if a boat lost money last season, add one if boats paid and the
+    company values risk above sustainability (r > v), or drop one if it values sustainability more and reads the
+    stock below the density of maximum regeneration; 1 to ``max_boats`` boats. Its reasoning states the numbers."""
 
     name = "competitive_fleet"
     classifier = Classifier()
 
     def boats(self, view: FleetView) -> int:
         mean = view.neighbour_mean
-        anchor = view.boats if mean is None else max(view.boats, int(mean + 0.5))
+        target = view.boats if mean is None else view.boats + (mean - view.boats) / 2
         if view.profit_per_boat <= 0:
-            anchor -= 1
-        elif view.risk_tolerance >= 0.5 or (mean is not None and mean > view.boats):
-            anchor += 1
-        return whole_boats(anchor, view.max_boats)
+            target -= 1
+        elif view.risk_tolerance > view.sustainability:
+            target += 1
+        elif view.density_estimate < PEAK_DENSITY:
+            target -= 1
+        return whole_boats(target, view.max_boats)
 
     def decide(self, view: FleetView) -> tuple[int, str]:
         """The A2A company's call: boats and its reasoning."""
@@ -125,21 +153,22 @@ def boats_text(boats: int) -> str:
 
 @dataclass(frozen=True)
 class REPFleet(Policy):
-    """The REP company: conditional cooperation between a cooperative and the competitive fleet (§6, Insight 4).
+    """The REP company: conditional cooperation between its hold and the competitive fleet (§6, Insight 4, App. B).
 
-    - cooperative fleet = QUOTA_ESTIMATE / (catch per boat at its density estimate) × (1 − ½·RESOURCE_STRESS):
-      the boats that land its sustainable quota, fewer under stress;
-    - boats = c·cooperative + (1 − c)·competitive with c = COORDINATION_CONFIDENCE: it restrains as far as it
-      trusts the others to, rounded, 1 to ``max_boats``.
+    - hold = QUOTA_ESTIMATE / (catch per boat at the density of maximum regeneration) × 2^(r − v): the boats that
+      land its share of what the stock regrows at its best, more for a risk-tolerant company, fewer for one that
+      values sustainability (from half to twice the share), whole boats from 1 to ``max_boats``;
+    - boats = c·hold + (1 − c)·competitive with c = COORDINATION_CONFIDENCE: it holds as far as it trusts the
+      others to, rounded.
 
     Its sensitivity (REP call 1's output): numbers for the numerical updater, each a proposal for θ —
-    quota: regeneration at its density estimate / companies; health: its density estimate / 0.6 (the density of
-    maximum regeneration), at most 1; confidence: the share of neighbours whose boats last season were at most the
-    hold they had stated the season before (promises kept); stress: industry catch / (industry catch +
-    regeneration) last season — plus ``hold`` (the cooperative fleet it commits to if others restrain),
-    ``others_at_most`` (its condition: the sustainable fleet per company at its own assessment, at least its hold)
-    and ``raise_to`` (its competitive fleet). The text says the same in Appendix B's style; only the text's
-    conditions let a reader judge whether the others' stated intentions are compatible (:class:`RuleSynthesis`).
+    quota: the regeneration at the density of maximum regeneration / companies; health: its density estimate /
+    0.6, at most 1; confidence: the mean of deeds (the share of neighbours who kept last season's conditional
+    promise) and words (the share whose stated condition the others' stated holds meet), whichever it has;
+    stress: industry catch / (industry catch + regeneration) last season — plus ``hold``, ``others_at_most`` (its
+    condition: the others' average fleet at which it still holds, at least its hold and at least the share
+    rounded up) and ``raise_to`` (its competitive fleet). The text says the same in Appendix B's style, with the
+    deeds in words, so that a reader of text alone weighs both (:class:`RuleSynthesis`).
     """
 
     rule: CompetitiveFleet = CompetitiveFleet()
@@ -148,48 +177,50 @@ class REPFleet(Policy):
     classifier = Classifier()
 
     def assessment(self, view: FleetView) -> tuple[float, float, float | None]:
-        """(quota, health, stress) from the company's own reading: its share of the regeneration at its density
-        estimate; that density relative to the density of maximum regeneration, at most 1; and last season's
-        industry catch over catch plus regeneration (the estimate was read from last season's catch, so the
-        regeneration there is last season's): ½ when the stock just held, 1 when nothing grew back (None before
-        the first season)."""
-        regenerated = view.fishery.regeneration(view.density_estimate)
+        """(quota, health, stress) from the company's own reading: its equal share of what the stock regrows at
+        its most productive density; its density estimate relative to that density, at most 1; and last
+        season's industry catch over catch plus regeneration at its density estimate: ½ when the stock just held,
+        1 when nothing grew back (None before the first season)."""
+        quota = view.fishery.regeneration(PEAK_DENSITY) / view.companies
         health = min(1.0, view.density_estimate / PEAK_DENSITY)
         if view.industry_catch is None:
-            return regenerated / view.companies, health, None
-        total = view.industry_catch + regenerated
-        return regenerated / view.companies, health, view.industry_catch / total if total > 0 else 1.0
+            return quota, health, None
+        total = view.industry_catch + view.fishery.regeneration(view.density_estimate)
+        return quota, health, view.industry_catch / total if total > 0 else 1.0
 
     def initial_theta(self, view: FleetView) -> Theta:
         quota, health, _ = self.assessment(view)
         return {QUOTA: quota, HEALTH: health, CONFIDENCE: 0.5, STRESS: 0.5}
 
-    def sustainable_fleet(self, view: FleetView, theta: Theta) -> float:
-        """The boats that land QUOTA_ESTIMATE at the company's density estimate (1 when boats would land nothing)."""
-        catch = view.expected_catch_per_boat()
-        return theta[QUOTA] / catch if catch > 0 else 1.0
+    def share(self, view: FleetView, theta: Theta) -> float:
+        """The boats that land QUOTA_ESTIMATE at the density of maximum regeneration."""
+        return theta[QUOTA] / view.fishery.catch_per_boat_at(PEAK_DENSITY)
+
+    def hold(self, view: FleetView, theta: Theta) -> float:
+        """The share, scaled by the company's values: 2^(r − v) times it."""
+        return self.share(view, theta) * 2 ** (view.risk_tolerance - view.sustainability)
 
     def decide(self, situation: REPSituation) -> tuple[int, Sensitivity]:
         """The REP company's call: boats and the sensitivity it sends."""
         view, theta = situation.view, situation.theta
-        sustainable = self.sustainable_fleet(view, theta)
-        cooperative, competitive = sustainable * (1 - theta[STRESS] / 2), self.rule.boats(view)
+        hold, competitive = self.hold(view, theta), self.rule.boats(view)
         trust = theta[CONFIDENCE]
-        boats = whole_boats(trust * cooperative + (1 - trust) * competitive, view.max_boats)
-        hold = whole_boats(cooperative, view.max_boats)
-        condition = {"hold": hold, "others_at_most": max(hold, whole_boats(sustainable, view.max_boats))}
-        return boats, self.sensitivity(situation, boats, condition | {"raise_to": competitive})
+        boats = whole_boats(trust * hold + (1 - trust) * competitive, view.max_boats)
+        held = whole_boats(hold, view.max_boats)
+        limit = max(held, math.ceil(self.share(view, theta)))
+        condition = {"hold": held, "others_at_most": min(limit, view.max_boats), "raise_to": competitive}
+        return boats, self.sensitivity(situation, boats, condition)
 
     def sensitivity(self, situation: REPSituation, boats: int, condition: dict[str, int]) -> Sensitivity:
         """The message: proposals for θ, the conditional hold (hold, others_at_most, raise_to), and the text."""
         quota, health, stress = self.assessment(situation.view)
         values = {f"propose:{QUOTA}": quota, f"propose:{HEALTH}": health}
-        if situation.promises:
-            kept = [boats_then <= held for _, boats_then, held in situation.promises]
-            values[f"propose:{CONFIDENCE}"] = sum(kept) / len(kept)
+        trust = [share for share in (situation.deeds, situation.words) if share is not None]
+        if trust:
+            values[f"propose:{CONFIDENCE}"] = sum(trust) / len(trust)
         if stress is not None:
             values[f"propose:{STRESS}"] = stress
-        text = sensitivity_text(situation.view, quota, health, stress, boats, **condition)
+        text = sensitivity_text(situation.view, quota, health, stress, boats, kept=situation.kept, **condition)
         return Sensitivity(values | condition, text)
 
 
@@ -210,16 +241,19 @@ def sensitivity_text(
     hold: int,
     others_at_most: int,
     raise_to: int,
+    kept: tuple[tuple[str, bool], ...] = (),
 ) -> str:
     """The templated textual sensitivity of a rule-based REP company, in Appendix B's three kinds: an ecosystem
-    assessment (B.1), a conditional willingness to restrain (B.2, §6 Insight 4), and a competitive remark where
-    the neighbours' fleets differ widely (B.3)."""
+    assessment (B.1), a conditional willingness to restrain and what the others did (B.2, §6 Insight 4), and a
+    competitive remark where the neighbours' fleets differ widely (B.3)."""
     otherwise = f"raise to {raise_to}" if raise_to > hold else "still hold"
     text = (
         f"Sustainable quota estimate of {quota:.0f} fish and population health of {health:.2f} suggest a "
         f"{stock_trend(stress)} stock. We deploy {boats_text(boats)} and will hold at {hold} if the others average at "
         f"most {others_at_most}; above that we would {otherwise}."
     )
+    if kept:
+        text += f" Last season {sum(k for _, k in kept)} of {len(kept)} others kept their word."
     if view.neighbour_boats:
         (small, fewest), (big, most) = min(view.neighbour_boats, key=_boats), max(view.neighbour_boats, key=_boats)
         if most - fewest >= 3:
@@ -240,6 +274,7 @@ _ASSESSMENT = re.compile(  # the kit's template, and Appendix B.1's wording ("he
     re.I,
 )
 _CONDITION = re.compile(r"will hold at (\d+) if the others average at most (\d+)", re.I)
+_DEEDS = re.compile(r"(\d+) of (\d+) others kept their word", re.I)
 STRESS_OF_TREND = {"declining": 0.75, "stable": 0.5, "recovering": 0.25}
 
 
@@ -252,6 +287,7 @@ class Reading:
     stress: float | None = None  # the stated trend, read as declining ¾, stable ½, recovering ¼
     hold: float | None = None
     others_at_most: float | None = None
+    kept: float | None = None  # the share of the others the writer saw keep their word last season
 
 
 @lru_cache(maxsize=4096)
@@ -264,6 +300,8 @@ def read(text: str) -> Reading:
         numbers |= {"quota": quota, "health": health, "stress": STRESS_OF_TREND.get(trend)}
     if condition := _CONDITION.search(text):
         numbers |= {"hold": float(condition[1]), "others_at_most": float(condition[2])}
+    if (deeds := _DEEDS.search(text)) and 0 < int(deeds[2]) and int(deeds[1]) <= int(deeds[2]):
+        numbers |= {"kept": int(deeds[1]) / int(deeds[2])}
     return Reading(**{k: v for k, v in numbers.items() if v is not None and math.isfinite(v)})
 
 
@@ -274,9 +312,10 @@ class RuleSynthesis(Policy):
 
     - QUOTA_ESTIMATE and POPULATION_HEALTH: the means of the stated assessments;
     - RESOURCE_STRESS: the mean of the stated trends, read as declining ¾, stable ½, recovering ¼;
-    - COORDINATION_CONFIDENCE, forward-looking: the share of writers whose stated condition ("if the others
-      average at most X") is met by the holds the other writers state — what only text carries, as the Beer
-      Game's "temporary / persistent" does.
+    - COORDINATION_CONFIDENCE: the mean of words and deeds, whichever the texts carry — words, forward-looking:
+      the share of writers whose stated condition ("if the others average at most X") the holds the other
+      writers state meet (what only text carries, as the Beer Game's "temporary / persistent" does); deeds: the
+      mean of the writers' reports of who kept their word last season.
 
     A variable no text speaks to keeps its value.
     """
@@ -291,11 +330,11 @@ class RuleSynthesis(Policy):
             stated = [value for r in readings if (value := getattr(r, said)) is not None]
             if stated:
                 theta[name] = sum(stated) / len(stated)
-        conditions = [
-            (r.hold, r.others_at_most) for r in readings if r.hold is not None and r.others_at_most is not None
-        ]
-        if len(conditions) >= 2:
-            total = sum(hold for hold, _ in conditions)
-            met = [(total - hold) / (len(conditions) - 1) <= limit for hold, limit in conditions]
-            theta[CONFIDENCE] = sum(met) / len(met)
+        words = conditions_met(
+            [(r.hold, r.others_at_most) for r in readings if r.hold is not None and r.others_at_most is not None]
+        )
+        reports = [r.kept for r in readings if r.kept is not None]
+        trust = [share for share in (words, sum(reports) / len(reports) if reports else None) if share is not None]
+        if trust:
+            theta[CONFIDENCE] = sum(trust) / len(trust)
         return theta

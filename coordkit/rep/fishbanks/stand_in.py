@@ -1,34 +1,43 @@
 """A rule-based stand-in that answers the Fishbanks prompts in the paper's reply formats — not an LLM.
 
-It reads the numbers in a prompt and answers with the kit's rules: an A2A prompt with the competitive escalation
-of :class:`~coordkit.rep.fishbanks.policies.CompetitiveFleet` (``DECISION`` + ``REASONING``); a REP call-1 prompt
-with conditional cooperation between the quota-landing fleet and the competitive one, weighted by the stated
-coordination confidence, and a sensitivity in the templated sentences (``DECISION`` + ``SENSITIVITY``); a call-2
-prompt with :class:`~coordkit.rep.fishbanks.policies.RuleSynthesis` over the quoted texts (JSON). It exists so
+It reads the numbers in a prompt into the company's view and answers with the kit's rules: an A2A prompt with
+:class:`~coordkit.rep.fishbanks.policies.CompetitiveFleet` (``DECISION`` + ``REASONING``); a REP call-1 prompt
+with :class:`~coordkit.rep.fishbanks.policies.REPFleet` at the prompt's θ (``DECISION`` + ``SENSITIVITY``; a
+prompt does not say who kept their word, so its sensitivity does not either); a call-2 prompt with
+:class:`~coordkit.rep.fishbanks.policies.RuleSynthesis` over the quoted texts (JSON). It exists so
 that the recording, replay and ledger machinery can be shown end to end without a key:
 ``coordkit record rep-fishbanks-fig2 --stand-in`` makes a recording labelled as the stand-in's.
 """
 
 import json
 import re
-from statistics import fmean
 
 from coordkit.llm import LLMRequest
 from coordkit.llm.parsing import ReplyParseError, labelled_number
+from coordkit.rep.fishbanks.ecology import Fishery
 from coordkit.rep.fishbanks.policies import (
     CONFIDENCE,
     HEALTH,
     QUOTA,
     STRESS,
+    CompetitiveFleet,
+    FleetView,
+    REPFleet,
+    REPSituation,
     RuleSynthesis,
     boats_text,
-    stock_trend,
-    whole_boats,
 )
 from coordkit.rep.protocol import SynthesisRequest
 
-_MAX_BOATS = re.compile(r"deploy this season \(1-(\d+)\)")
-_NEIGHBOUR_BOATS = re.compile(r'^.+?: (\d+) boats - "', re.M)
+_SYSTEM = re.compile(
+    r"for (?P<company>\S+), an? (?P<profile>.+?) fishing company in a (?P<companies>\d+)-company.*?at most "
+    r"(?P<capacity>[\d,]+) fish.*?1 to (?P<max_boats>\d+) boats.*?lands up to (?P<catch>\d+) fish.*?sell at "
+    r"\$(?P<price>[\d.,]+) and a boat costs \$(?P<cost>[\d,]+).*?lasts (?P<seasons>\d+) seasons",
+    re.S,
+)
+_SEASON = re.compile(r"SEASON (\d+) of")
+_INDUSTRY = re.compile(r"Industry total catch last season: (\d+) fish")
+_NEIGHBOUR_BOATS = re.compile(r'^(.+?): (\d+) boats - "', re.M)
 _QUOTED = re.compile(r'^Neighbor \d+: "(.*)"$', re.M)
 
 
@@ -36,45 +45,53 @@ def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]
     if "SENSITIVITY AGGREGATION" in prompt:  # the prompt, not the purpose: the fake server sees only text
         return _aggregate(prompt)
-    boats = int(labelled_number(prompt, "Boats deployed last season"))
-    max_boats = int(_MAX_BOATS.search(prompt)[1])
-    competitive = _competitive(prompt, boats, max_boats)
+    view = _view(request.system, prompt)
     if "SENSITIVITY" not in prompt:
-        profit = labelled_number(prompt, "Profit per boat last season")
+        boats = CompetitiveFleet().boats(view)
         return (
-            f"DECISION: {competitive}\nREASONING: Last season a boat earned ${profit:,.0f}; deploying "
-            f"{boats_text(competitive)} so as not to fall behind the other companies."
+            f"DECISION: {boats}\nREASONING: Last season a boat earned ${view.profit_per_boat:,.0f}; deploying "
+            f"{boats_text(boats)} so as not to fall behind the other companies."
         )
-    quota = labelled_number(prompt, "Sustainable quota estimate")
-    health = labelled_number(prompt, "Population health indicator")
-    trust = labelled_number(prompt, "Industry coordination confidence")
-    stress = labelled_number(prompt, "Resource stress estimate")
-    catch = labelled_number(prompt, "Catch per boat last season")
-    sustainable = quota / catch if catch > 0 else 1.0
-    cooperative = sustainable * (1 - stress / 2)
-    deploy = whole_boats(trust * cooperative + (1 - trust) * competitive, max_boats)
-    hold = whole_boats(cooperative, max_boats)
-    limit = max(hold, whole_boats(sustainable, max_boats))
-    otherwise = f"raise to {competitive}" if competitive > hold else "still hold"
-    return (
-        f"DECISION: {deploy}\nSENSITIVITY: Sustainable quota estimate of {quota:.0f} fish and population health of "
-        f"{health:.2f} suggest a {stock_trend(stress)} stock. We deploy {boats_text(deploy)} and will hold at {hold} "
-        f"if the others average at most {limit}; above that we would {otherwise}."
+    theta = {
+        QUOTA: labelled_number(prompt, "Sustainable quota estimate"),
+        HEALTH: labelled_number(prompt, "Population health indicator"),
+        CONFIDENCE: labelled_number(prompt, "Industry coordination confidence"),
+        STRESS: labelled_number(prompt, "Resource stress estimate"),
+    }
+    boats, sensitivity = REPFleet().decide(REPSituation(view, theta))
+    return f"DECISION: {boats}\nSENSITIVITY: {sensitivity.text}"
+
+
+def _view(system: str, prompt: str) -> FleetView:
+    """The company's view, from the numbers the prompts state."""
+    said = _SYSTEM.search(system)
+    if said is None:
+        raise ReplyParseError("the system prompt does not describe a Fishbanks company")
+    fishery = Fishery(
+        capacity=float(said["capacity"].replace(",", "")),
+        catch_per_boat=float(said["catch"]),
+        fish_price=float(said["price"].replace(",", "")),
+        boat_cost=float(said["cost"].replace(",", "")),
     )
-
-
-def _competitive(prompt: str, boats: int, max_boats: int) -> int:
-    """CompetitiveFleet's rule from the prompt's numbers."""
-    profit = labelled_number(prompt, "Profit per boat last season")
-    risk = labelled_number(prompt, "Risk tolerance")
-    seen = [int(b) for b in _NEIGHBOUR_BOATS.findall(prompt.split("NEIGHBOR", 1)[-1])]
-    mean = fmean(seen) if seen else None
-    anchor = boats if mean is None else max(boats, int(mean + 0.5))
-    if profit <= 0:
-        anchor -= 1
-    elif risk >= 0.5 or (mean is not None and mean > boats):
-        anchor += 1
-    return whole_boats(anchor, max_boats)
+    industry = _INDUSTRY.search(prompt)
+    neighbours = prompt.split("NEIGHBOR", 1)[-1]
+    return FleetView(
+        company=said["company"],
+        profile=said["profile"],
+        season=int(_SEASON.search(prompt)[1]),
+        seasons=int(said["seasons"]),
+        companies=int(said["companies"]),
+        max_boats=int(said["max_boats"]),
+        fishery=fishery,
+        risk_tolerance=labelled_number(prompt, "Risk tolerance"),
+        sustainability=labelled_number(prompt, "Sustainability values"),
+        boats=int(labelled_number(prompt, "Boats deployed last season")),
+        catch_per_boat=labelled_number(prompt, "Catch per boat last season"),
+        profit_per_boat=labelled_number(prompt, "Profit per boat last season"),
+        density_estimate=labelled_number(prompt, "Resource abundance estimate"),
+        industry_catch=float(industry[1]) if industry else None,
+        neighbour_boats=tuple((name, int(boats)) for name, boats in _NEIGHBOUR_BOATS.findall(neighbours)),
+    )
 
 
 def _aggregate(prompt: str) -> str:
