@@ -9,6 +9,7 @@ REP §5: the Beer Game        coordkit.rep.beer_game  01_rep_beer_game.ipynb    
 REP §6: Fishbanks            coordkit.rep.fishbanks  02_rep_fishbanks_movies.ipynb  rep-fishbanks-fig2
 REP §7: movie scheduling     coordkit.rep.movies     02_rep_fishbanks_movies.ipynb  rep-movies-fig3-scaling
                                                                                     rep-movies-fig3-sparsity
+                                                                                    rep-movies-readings
 Pressure fields and decay    coordkit.pressure       03_pressure_fields.ipynb       pressure-table2
                                                                                     pressure-table5
                                                                                     pressure-table6
