@@ -104,25 +104,21 @@ def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
     mean["regime"] = mean["regime"].map(REGIME_NAMES)
     colour = alt.Color("regime", scale=alt.Scale(domain=list(REGIME_NAMES.values())), title="network")
     x = alt.X("round:Q", axis=alt.Axis(tickMinStep=1))
-    measures = (
-        (alt.Y(f"{CONSENSUS}:Q", scale=alt.Scale(domain=[0, 100])), "consensus"),
-        (alt.Y("spread:Q", title="spread (in the utility's scales)"), "spread of the agents' proposals"),
-    )
+    consensus = alt.Y(f"{CONSENSUS}:Q", scale=alt.Scale(domain=[0, 100]))
+    spread = alt.Y("spread:Q", title="spread of own proposals")
     rows = [
         alt.hconcat(
             *(
-                alt.Chart(
-                    mean[mean["reading"] == reading],
-                    width=300,
-                    height=170,
-                    title=viz.title(f"{READING_NAMES[reading]}: {what}", 300),
-                )
+                alt.Chart(mean[mean["reading"] == reading], width=300, height=170, title=heading(reading))
                 .mark_line()
                 .encode(x=x, y=y, color=colour)
                 for reading in READING_NAMES
             )
+        ).resolve_scale(y="shared")  # the same axis in both readings: Table 2's spread is 0 on it
+        for y, heading in (
+            (consensus, lambda reading: viz.title(READING_NAMES[reading], 300)),
+            (spread, lambda reading: ""),
         )
-        for y, what in measures
     ]
     title = alt.TitleParams(
         "REP numerical, 20 agents: one median for everyone (Table 2) or own proposals (§7)",
@@ -244,7 +240,10 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     if len(drawn) < len(model.edges):
         title.append(f"every {len(model.edges) // len(drawn)}th edge drawn")
     network = alt.layer(lines, dots, width=PANEL, height=PANEL, title=viz.title(title, PANEL))
-    return alt.hconcat(network, proposals_map(model), consensus_over_rounds(model, width=PANEL))
+    independent_colours = alt.Resolve(scale=alt.ScaleResolveMap(color="independent"))
+    return alt.hconcat(
+        network, proposals_map(model), consensus_over_rounds(model, width=PANEL), resolve=independent_colours
+    )
 
 
 def proposals_map(model: MovieScheduling) -> alt.LayerChart:
@@ -275,7 +274,7 @@ def proposals_map(model: MovieScheduling) -> alt.LayerChart:
     )
     group = pd.DataFrame({"price ($)": [model.group_price], "start (h)": [model.group_time]})
     star = alt.Chart(group).mark_point(shape=STAR, size=260, filled=True, color="black").encode(x=x, y=y)
-    lines = ["own proposals (dots), ideals (grey),", f"the group's ★; spread {model.spread:.2f}"]
+    lines = ["agents' own proposals", f"★ the group's, spread {model.spread:.2f}"]
     return alt.layer(ideals, own, star, width=PANEL, height=PANEL, title=viz.title(lines, PANEL))
 
 
@@ -286,9 +285,9 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
     reached = summary["convergence_round"]
     verdict = f"converged at round {reached:.0f}" if summary["converged"] else "never converged"
     lines = [  # short lines, none wider than the chart
-        f"{PROTOCOL_NAMES[model.protocol]}: final consensus {summary['final_consensus']:.0%}",
+        f"{PROTOCOL_NAMES[model.protocol]}: {summary['final_consensus']:.0%} join",
         verdict,
-        f"group proposal ${model.group_price:.2f} at {model.group_time:.2f} h",
+        f"${model.group_price:.2f} at {model.group_time:.2f} h",
     ]
     line = viz.lines(frame, "round", CONSENSUS, title=viz.title(lines, width)).encode(
         y=alt.Y(CONSENSUS, scale=alt.Scale(domain=[0, 100]))
