@@ -19,7 +19,7 @@ from coordkit.rep.fishbanks import metrics
 from coordkit.rep.fishbanks.model import PROTOCOLS, Fishbanks
 from coordkit.rep.movies import fast
 from coordkit.rep.movies.experiments import REGIMES, SCALING_SPARSITY
-from coordkit.rep.movies.model import outcome
+from coordkit.rep.movies.model import MovieScheduling, outcome
 from coordkit.seeds import derive_seeds
 
 CONFIGURATIONS = {
@@ -33,13 +33,17 @@ SIZES = (5, 10, 20, 50, 100, 200)
 ATTENTION = (1, 2, 4, 8, 19)
 
 
-def runs(seeds: int, by: str, values: dict, **params) -> pd.DataFrame:
+def runs(seeds: int, by: str, values: dict, play=fast.simulate, **params) -> pd.DataFrame:
     rows = []
     for label, extra in values.items():
         for seed in derive_seeds(0, seeds):
-            rounds = fast.simulate(seed, **params, **extra)
+            rounds = play(seed, **params, **extra)
             rows.append({by: label, "spread": rounds["spread"].iloc[-1], **outcome(rounds["consensus"], 0.7)})
     return pd.DataFrame(rows)
+
+
+def mesa_frame(seed: int, **params) -> pd.DataFrame:
+    return MovieScheduling(**params, rng=seed).run().frame()
 
 
 def table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -105,6 +109,9 @@ def main() -> None:
         for label, params in CONFIGURATIONS.items():
             print(f"\n{label}, 20 agents, {seeds} seeds")
             print(table(runs(seeds, "regime", REGIMES, **params), "regime"))
+        textual = runs(seeds // 5, "regime", REGIMES, play=mesa_frame, protocol="rep_textual")
+        print(f"\nREP textual, §7 reading, 20 agents, {seeds // 5} seeds (the Mesa model: its updater reads text)")
+        print(table(textual, "regime"))
         sizes = {size: {"population": size, "sparsity": SCALING_SPARSITY} for size in SIZES}
         for protocol in ("rep_numerical", "a2a"):
             print(f"\n{protocol}, §7 reading, {SCALING_SPARSITY:.0%} sparse small world, {seeds // 2} seeds a size")
