@@ -1,7 +1,13 @@
-"""REP core: transport timing, updaters, consensus, configure's errors, and the A2A baseline."""
+"""REP core: transport timing, updaters, consensus, configure's errors, the A2A baseline, and call 1 as every
+family asks it."""
 
+import re
+
+import numpy as np
 import pytest
+from policy_examples import all_examples
 
+from coordkit.llm import ScriptedClient
 from coordkit.policies import Classifier, Policy
 from coordkit.rep.protocol import (
     InProcessTransport,
@@ -164,3 +170,25 @@ def test_a2a_shares_decisions_and_reasoning_but_never_updates_its_state():
     assert decisions == {1: 1} and reasoning == {1: "because"}
     assert clients[0].sync() == {"x": 1.0}
     assert all(m.sensitivity is None for m in transport.receive(0))
+
+
+CALL_ONE = [example for example in all_examples() if example.id.startswith(("llm_rep_", "llm_a2a_"))]
+
+
+@pytest.mark.parametrize("example", CALL_ONE, ids=lambda example: example.id)
+def test_call_one_sends_the_replys_words_and_the_rules_numbers_in_every_family(example):
+    """Appendix A's call 1 (coordkit.rep.llm_calls): the LLM decides and writes the message; a REP sensitivity's
+    numbers, which the numerical updater and the neighbours read, stay the fallback rule's."""
+    words = "words only the reply has"
+
+    def reply(request):
+        return re.sub(r"(SENSITIVITY|REASONING):.*", rf"\1: {words}", example.reply(request), flags=re.DOTALL)
+
+    policy = example.make(np.random.default_rng(0), ScriptedClient(reply))
+    observation = example.observations()[-1]
+    _, message = policy.decide(observation)
+    assert (policy.llm_decisions, policy.fallback_count) == (1, 0)
+    if isinstance(message, Sensitivity):
+        assert message.text == words and message.values == policy.fallback.decide(observation)[1].values
+    else:
+        assert message == words and example.id.startswith("llm_a2a_")

@@ -17,10 +17,11 @@ sensitivity texts → new θ, as JSON; it falls back to :class:`~coordkit.rep.be
 from dataclasses import dataclass
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number, labelled_text
+from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageView
-from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
+from coordkit.rep.llm_calls import a2a_call, rep_call, synthesis_call
+from coordkit.rep.protocol import SynthesisRequest, Theta
 
 MAX_ORDER = 1000  # cases: a larger order is a misreading, not a decision
 
@@ -129,22 +130,16 @@ def parse_order(text: str) -> int:
 
 def rep_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPolicy:
     """Call 1 of a REP player; ``fallback`` is its rule (:class:`REPOrdering` as a policy)."""
-
-    def parse(text: str, situation: REPSituation) -> tuple[int, Sensitivity]:
-        order = parse_order(text)
-        numbers = fallback.decide(situation)[1].values
-        return order, Sensitivity(numbers, labelled_text(text, "SENSITIVITY"))
-
-    return LLMPolicy(client, lambda s: rep_request(s, rules), parse, fallback, name="llm_rep_player")
+    return rep_call(
+        client, fallback, lambda s: rep_request(s, rules), lambda text, _: parse_order(text), "llm_rep_player"
+    )
 
 
 def a2a_policy(client: LLMClient, fallback: Policy, rules: GameRules) -> LLMPolicy:
     """Call 1 of an A2A player; ``fallback`` is Sterman's rule as a policy."""
-
-    def parse(text: str, view: StageView) -> tuple[int, str]:
-        return parse_order(text), labelled_text(text, "REASONING")
-
-    return LLMPolicy(client, lambda v: a2a_request(v, rules), parse, fallback, name="llm_a2a_player")
+    return a2a_call(
+        client, fallback, lambda v: a2a_request(v, rules), lambda text, _: parse_order(text), "llm_a2a_player"
+    )
 
 
 SYNTHESIS_SYSTEM = (
@@ -192,4 +187,4 @@ def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
 
 def synthesis_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
     """Call 2, the textual updater's synthesiser; ``fallback`` is :class:`RuleSynthesis`."""
-    return LLMPolicy(client, synthesis_request, parse_synthesis, fallback, name="llm_synthesis")
+    return synthesis_call(client, fallback, synthesis_request, parse_synthesis)

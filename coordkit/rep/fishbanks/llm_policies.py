@@ -21,7 +21,7 @@ Call 2, the textual updater's synthesiser (Appendix A.4.2): the sensitivity text
 """
 
 from coordkit.llm import LLMClient, LLMRequest
-from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number, labelled_text
+from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number
 from coordkit.policies import LLMPolicy, Policy
 from coordkit.rep.fishbanks.policies import (
     CONFIDENCE,
@@ -32,7 +32,8 @@ from coordkit.rep.fishbanks.policies import (
     FleetView,
     REPSituation,
 )
-from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
+from coordkit.rep.llm_calls import a2a_call, rep_call, synthesis_call
+from coordkit.rep.protocol import SynthesisRequest, Theta
 
 SYSTEM = """You are the AI decision-maker for {company}, a {profile} fishing company in a {companies}-company \
 shared fishbank environment.
@@ -179,22 +180,14 @@ def rep_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
 
     The game's rules (companies, boats allowed, prices) travel in the observation, so no rules argument is needed.
     """
-
-    def parse(text: str, situation: REPSituation) -> tuple[int, Sensitivity]:
-        boats = parse_boats(text, situation.view.max_boats)
-        numbers = fallback.decide(situation)[1].values
-        return boats, Sensitivity(numbers, labelled_text(text, "SENSITIVITY"))
-
-    return LLMPolicy(client, rep_request, parse, fallback, name="llm_rep_company")
+    return rep_call(
+        client, fallback, rep_request, lambda text, s: parse_boats(text, s.view.max_boats), "llm_rep_company"
+    )
 
 
 def a2a_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
     """Call 1 of an A2A company; ``fallback`` is :class:`~coordkit.rep.fishbanks.policies.CompetitiveFleet`."""
-
-    def parse(text: str, view: FleetView) -> tuple[int, str]:
-        return parse_boats(text, view.max_boats), labelled_text(text, "REASONING")
-
-    return LLMPolicy(client, a2a_request, parse, fallback, name="llm_a2a_company")
+    return a2a_call(client, fallback, a2a_request, lambda text, v: parse_boats(text, v.max_boats), "llm_a2a_company")
 
 
 SYNTHESIS_SYSTEM = (
@@ -255,4 +248,4 @@ def parse_synthesis(text: str, request: SynthesisRequest) -> Theta:
 
 def synthesis_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
     """Call 2, the textual updater's synthesiser; ``fallback`` is :class:`RuleSynthesis`."""
-    return LLMPolicy(client, synthesis_request, parse_synthesis, fallback, name="llm_synthesis")
+    return synthesis_call(client, fallback, synthesis_request, parse_synthesis)

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from coordkit.llm import LLMClient, LLMRequest
 from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_text
 from coordkit.policies import LLMPolicy, Policy
+from coordkit.rep.llm_calls import a2a_call, rep_call, synthesis_call
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.policies import PRICE, TIME, Situation, clock
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
-from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
+from coordkit.rep.protocol import SynthesisRequest, Theta
 
 SYSTEM = """You are agent {agent}, one of {population} friends planning a movie night together. The group must
 agree on one ticket PRICE and one START TIME. You talk only with your direct contacts in a social network. Each
@@ -144,22 +145,16 @@ def parse_decision(text: str) -> bool:
 
 def rep_policy(client: LLMClient, fallback: Policy, night: MovieNight) -> LLMPolicy:
     """Call 1 of a REP agent; ``fallback`` is :class:`~coordkit.rep.movies.policies.REPParticipation`."""
-
-    def parse(text: str, situation: Situation) -> tuple[bool, Sensitivity]:
-        joins = parse_decision(text)
-        numbers = fallback.decide(situation)[1].values
-        return joins, Sensitivity(numbers, labelled_text(text, "SENSITIVITY"))
-
-    return LLMPolicy(client, lambda s: rep_request(s, night), parse, fallback, name="llm_rep_moviegoer")
+    return rep_call(
+        client, fallback, lambda s: rep_request(s, night), lambda text, _: parse_decision(text), "llm_rep_moviegoer"
+    )
 
 
 def a2a_policy(client: LLMClient, fallback: Policy, night: MovieNight) -> LLMPolicy:
     """Call 1 of an A2A agent; ``fallback`` is :class:`~coordkit.rep.movies.policies.Satisficer`."""
-
-    def parse(text: str, situation: Situation) -> tuple[bool, str]:
-        return parse_decision(text), labelled_text(text, "REASONING")
-
-    return LLMPolicy(client, lambda s: a2a_request(s, night), parse, fallback, name="llm_a2a_moviegoer")
+    return a2a_call(
+        client, fallback, lambda s: a2a_request(s, night), lambda text, _: parse_decision(text), "llm_a2a_moviegoer"
+    )
 
 
 SYNTHESIS_SYSTEM = "You are a coordination agent for a group movie night. You update shared coordination variables."
@@ -240,4 +235,4 @@ def synthesis_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
     """Call 2, the textual updater's synthesiser; ``fallback`` is
     :class:`~coordkit.rep.movies.policies.RangeSynthesis` (whose scales the prompt states)."""
     scales = (fallback.price_scale, fallback.time_scale)
-    return LLMPolicy(client, lambda r: synthesis_request(r, *scales), parse_synthesis, fallback, name="llm_synthesis")
+    return synthesis_call(client, fallback, lambda r: synthesis_request(r, *scales), parse_synthesis)
