@@ -15,12 +15,13 @@ import pandas as pd
 
 from coordkit.model import Model
 from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
-from coordkit.policies import Policy, decision_round, llm_parameters
+from coordkit.policies import Policy, llm_parameters
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering, RuleSynthesis
-from coordkit.rep.protocol import InProcessTransport, Message, configure_protocol, consensus_parameter, run_consensus
+from coordkit.rep.network import ProtocolNetwork
+from coordkit.rep.protocol import InProcessTransport, Message, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -203,6 +204,9 @@ class BeerGame(Model):
         # the textual updater reads with the given synthesiser (or the rules); with an LLM, call 2 falls back to it
         rule_synthesis = RuleSynthesis() if self.synthesiser is None else self.synthesiser
         self.synthesis = rule_synthesis if self.llm is None else synthesis_policy(self.llm, rule_synthesis)
+        self.protocol_network = ProtocolNetwork(
+            self.transport, self.consensus, self.synthesis, eta=0.5, bounds=THETA_BOUNDS
+        )
 
         self.chain: list[Stage] = []
         for position in range(self.stages):
@@ -249,12 +253,6 @@ class BeerGame(Model):
 
     def _client(self, stage: Stage, neighbours: list[int]):
         """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
-        link = {
-            "agent_id": stage.unique_id,
-            "neighbours": neighbours,
-            "transport": self.transport,
-            "consensus": self.consensus,
-        }
         mean = AnchorAndAdjust(
             smoothing=self.smoothing,
             stock_adjustment=self.stock_adjustment,
@@ -267,13 +265,11 @@ class BeerGame(Model):
                 rule = BaseStock(smoothing=self.smoothing, desired_stock=self.initial_inventory)
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
-            return configure_protocol("a2a", A2APlayer(stage, rule, policy), **link)
+            return self.protocol_network.client("a2a", A2APlayer(stage, rule, policy), stage.unique_id, neighbours)
         ordering = REPOrdering(rule)
         policy = rep_policy(self.llm, ordering, self.rules) if self.llm is not None else None
         player = REPPlayer(stage, ordering, policy)
-        return configure_protocol(
-            self.protocol, player, synthesiser=self.synthesis, eta=0.5, bounds=THETA_BOUNDS, **link
-        )
+        return self.protocol_network.client(self.protocol, player, stage.unique_id, neighbours)
 
     def demand_at(self, round_number: int) -> float:
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)
@@ -328,21 +324,14 @@ class BeerGame(Model):
         self.running = self.steps < self.rounds
 
     def _protocol_round(self) -> None:
-        """receive → sync → (consensus) → decide → send, then the orders go into the mail (REP §3.1). With an LLM,
-        the syncs, then the decisions, each run as one round of concurrent calls (the players of a round act on
-        the same information, so their calls are independent)."""
+        """The protocol round (REP §3.1; with an LLM, each stage of it one round of concurrent calls), then the
+        orders go into the mail."""
         clients = [stage.client for stage in self.chain]
-        for client in clients:
-            client.receive()
-        decision_round("sync", clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency)
-        run_consensus(clients)
-        decisions = decision_round(
-            "decide", clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency
+        decisions = self.protocol_network.round(
+            clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency
         )
-        for stage, client, (order, signal) in zip(self.chain, clients, decisions):
-            client.send(order, signal)
+        for stage, (order, signal) in zip(self.chain, decisions):
             stage.place_order(order, signal if isinstance(signal, str) else signal.text)
-        self.transport.deliver()
         for stage, upstream in zip(self.chain, self.chain[1:]):
             upstream.inbound_orders.append(stage.order)
         self.brewery_orders.append(self.chain[-1].order)

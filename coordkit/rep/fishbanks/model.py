@@ -15,7 +15,7 @@ import pandas as pd
 
 from coordkit.model import Model
 from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Real
-from coordkit.policies import Policy, decision_round, llm_parameters
+from coordkit.policies import Policy, llm_parameters
 from coordkit.rep.fishbanks import metrics
 from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
 from coordkit.rep.fishbanks.ecology import Fishery
@@ -30,7 +30,8 @@ from coordkit.rep.fishbanks.policies import (
     REPFleet,
     RuleSynthesis,
 )
-from coordkit.rep.protocol import InProcessTransport, configure_protocol, consensus_parameter, run_consensus
+from coordkit.rep.network import ProtocolNetwork
+from coordkit.rep.protocol import InProcessTransport, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -203,6 +204,9 @@ class Fishbanks(Model):
         self.regenerated = self.total_catch = 0.0
         self.transport = InProcessTransport()
         self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
+        self.protocol_network = ProtocolNetwork(
+            self.transport, self.consensus, self.synthesiser, eta=0.5, bounds=THETA_BOUNDS
+        )
 
         tolerances, values = self.rng.uniform(size=(2, self.companies))
         self.industry = [
@@ -241,22 +245,15 @@ class Fishbanks(Model):
 
     def _client(self, company: Company, neighbours: list[int]):
         """The company's protocol client: same transport, topology and consensus for every protocol (Table 2)."""
-        link = {
-            "agent_id": company.unique_id,
-            "neighbours": neighbours,
-            "transport": self.transport,
-            "consensus": self.consensus,
-        }
         rule = CompetitiveFleet()
         if self.protocol == "a2a":
             policy = a2a_policy(self.llm, rule) if self.llm is not None else None
-            return configure_protocol("a2a", A2ACompany(company, rule, policy), **link)
-        fleet = REPFleet(rule)
-        policy = rep_policy(self.llm, fleet) if self.llm is not None else None
-        agent = REPCompany(company, fleet, policy)
-        return configure_protocol(
-            self.protocol, agent, synthesiser=self.synthesiser, eta=0.5, bounds=THETA_BOUNDS, **link
-        )
+            agent = A2ACompany(company, rule, policy)
+        else:
+            fleet = REPFleet(rule)
+            policy = rep_policy(self.llm, fleet) if self.llm is not None else None
+            agent = REPCompany(company, fleet, policy)
+        return self.protocol_network.client(self.protocol, agent, company.unique_id, neighbours)
 
     def name_of(self, unique_id: int) -> str:
         return self._names[unique_id]
@@ -279,19 +276,14 @@ class Fishbanks(Model):
             company.observe(catch_per_boat, float(error))
 
     def _protocol_round(self) -> None:
-        """receive → sync → (consensus) → decide → send (REP §3.1); with an LLM, the syncs, then the decisions, each
-        run as one round of concurrent calls (the companies of a season act on the same information)."""
+        """The protocol round (REP §3.1; with an LLM, each stage of it one round of concurrent calls), then every
+        company deploys what it decided."""
         clients = [company.client for company in self.industry]
-        concurrent = {"concurrent": self.llm is not None, "max_concurrency": self.max_concurrency}
-        for client in clients:
-            client.receive()
-        decision_round("sync", clients, **concurrent)
-        run_consensus(clients)
-        decisions = decision_round("decide", clients, **concurrent)
-        for company, client, (boats, signal) in zip(self.industry, clients, decisions):
-            client.send(boats, signal)
+        decisions = self.protocol_network.round(
+            clients, concurrent=self.llm is not None, max_concurrency=self.max_concurrency
+        )
+        for company, (boats, signal) in zip(self.industry, decisions):
             company.deploy(boats, signal if isinstance(signal, str) else signal.text)
-        self.transport.deliver()
 
     def policies(self) -> list[Policy]:
         """The companies' policies and the synthesiser."""

@@ -42,11 +42,11 @@ from coordkit.rep.movies.agents import A2AMoviegoer, Moviegoer, REPMoviegoer, Vo
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.movies.policies import PRICE, TIME, RangeSynthesis, REPParticipation, Satisficer
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
+from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import (
     InProcessTransport,
     Message,
     Sensitivity,
-    configure_protocol,
     consensus_parameter,
     run_consensus,
 )
@@ -211,6 +211,9 @@ class MovieScheduling(Model):
         self.night = MovieNight(n, self.rounds)
         rule_synthesis = RangeSynthesis(self.price_scale, self.time_scale)
         self.synthesiser = rule_synthesis if self.llm is None else synthesis_policy(self.llm, rule_synthesis)
+        self.protocol_network = ProtocolNetwork(
+            self.transport, self.consensus, self.synthesiser, eta=self.step_size, bounds=THETA_BOUNDS
+        )
         self.goers = [Moviegoer(self, node, self.preferences.of(node)) for node in range(n)]
         for goer in self.goers:
             goer.client = self._client(goer, opening)
@@ -244,21 +247,14 @@ class MovieScheduling(Model):
 
     def _client(self, goer: Moviegoer, opening: dict):
         """The agent's protocol client: the same transport, network and consensus for every protocol (§4)."""
-        link = {
-            "agent_id": goer.node,
-            "neighbours": sorted(self.space.G.adj[goer.node]),
-            "transport": self.transport,
-            "consensus": self.consensus,
-        }
         if self.protocol == "a2a":
             policy = Satisficer() if self.llm is None else a2a_policy(self.llm, Satisficer(), self.night)
-            return configure_protocol("a2a", A2AMoviegoer(goer, opening, policy), **link)
-        rule = REPParticipation("numerical" if self.protocol == "rep_numerical" else "textual")
-        policy = rule if self.llm is None else rep_policy(self.llm, rule, self.night)
-        agent = REPMoviegoer(goer, opening, policy)
-        return configure_protocol(
-            self.protocol, agent, synthesiser=self.synthesiser, eta=self.step_size, bounds=THETA_BOUNDS, **link
-        )
+            agent = A2AMoviegoer(goer, opening, policy)
+        else:
+            rule = REPParticipation("numerical" if self.protocol == "rep_numerical" else "textual")
+            policy = rule if self.llm is None else rep_policy(self.llm, rule, self.night)
+            agent = REPMoviegoer(goer, opening, policy)
+        return self.protocol_network.client(self.protocol, agent, goer.node, sorted(self.space.G.adj[goer.node]))
 
     def describe(self, message: Message) -> str:
         """A neighbour's message as an agent reads it: who, its decision, and its sensitivity or reasoning."""
