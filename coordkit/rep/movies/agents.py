@@ -45,6 +45,7 @@ class Moviegoer(FixedAgent):
         self.joins = self.votes = False
         self.local_price = self.local_time = float("nan")  # θ_i after stage 1, before the consensus
         self.message = ""
+        self.heard: dict[int, Vote] = {}  # this round's neighbours' votes, by sender
         self.call_s = 0.0
 
     @property
@@ -88,8 +89,7 @@ class Moviegoer(FixedAgent):
         mask over the model's adjacency entries, by receiver then sender; see
         :func:`~coordkit.rep.movies.model.attended`)."""
         start, end = self.model.adjacency.indptr[self.node : self.node + 2]
-        votes, _ = self.client.receive()
-        return [votes[int(sender)] for sender in self.model.adjacency.indices[start:end][attended[start:end]]]
+        return [self.heard[int(sender)] for sender in self.model.adjacency.indices[start:end][attended[start:end]]]
 
     def reason_locally(self, read: list[Vote] | None) -> None:
         """A2A's update of its private state (Table 2: "local reasoning only"). An agent that would join at its

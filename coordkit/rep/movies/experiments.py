@@ -237,11 +237,8 @@ def _never_by_size(runs: pd.DataFrame) -> str:
 
 
 def _by_size(runs: pd.DataFrame) -> str:
-    """Median rounds to converge per population ("DNF" where most runs never converge)."""
-    parts = []
-    for size, group in runs.groupby("population"):
-        rounds = group["convergence_round"].fillna(np.inf).median()
-        parts.append(f"{size}: {'DNF' if np.isinf(rounds) else f'{rounds:g}'}")
+    """Median rounds to converge per population (:func:`_median_round`)."""
+    parts = [f"{size}: {_median_round(group)}" for size, group in runs.groupby("population")]
     return "medians " + ", ".join(parts) if parts else "(no runs)"
 
 
@@ -280,6 +277,7 @@ def compare_readings(rounds: pd.DataFrame) -> pd.DataFrame:
 
 
 def _median_round(runs: pd.DataFrame) -> str:
+    """The runs' median convergence round, "DNF" where most never converge."""
     rounds = runs["convergence_round"].fillna(np.inf).median()
     return "DNF" if np.isinf(rounds) else f"{rounds:g}"
 

@@ -283,7 +283,7 @@ class MovieScheduling(Model):
             goer.client.send(Vote(bool(joins), goer.proposal[PRICE], goer.proposal[TIME]), signal)
         self.transport.deliver()
         for goer in self.goers:
-            goer.client.receive()
+            goer.heard, _ = goer.client.receive()  # the neighbours' votes, by sender
         talking = time.perf_counter() - talking
         for goer, (joins, signal) in zip(self.goers, decisions):
             goer.joins = bool(joins)
