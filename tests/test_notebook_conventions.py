@@ -59,3 +59,47 @@ def test_links_to_notebooks_and_their_headings_lead_somewhere(notebook):
         elif anchor and linked.suffix == ".ipynb" and anchor not in heading_ids(linked):
             broken.append(f"{target}: no heading {anchor!r} in {linked.name}")
     assert not broken, f"{notebook.name}: broken links:\n" + "\n".join(broken)
+
+
+CHECKED = "nbval-check-output"
+
+
+@pytest.mark.parametrize("notebook", ALL, ids=lambda path: str(path.relative_to(NOTEBOOKS)))
+def test_output_checks_are_cell_tags_not_comments_a_student_reads(notebook):
+    """nbval's output checks are cell tags: no ``# NBVAL_…`` comment heads a student's cell, every cell that keeps
+    its outputs in the file is one nbval compares, and every compared cell has outputs to compare."""
+    cells = [cell for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"]
+    commented = [i for i, cell in enumerate(cells) if "NBVAL" in "".join(cell["source"])]
+    assert not commented, f"{notebook.name}: code cells {commented} carry an NBVAL comment; tag them {CHECKED!r}"
+    tagged = [CHECKED in cell["metadata"].get("tags", []) for cell in cells]
+    stray = [i for i, (cell, checked) in enumerate(zip(cells, tagged, strict=True)) if cell["outputs"] and not checked]
+    assert not stray, f"{notebook.name}: code cells {stray} keep outputs nbval never checks (tools/refresh_notebook.py)"
+    empty = [i for i, (cell, checked) in enumerate(zip(cells, tagged, strict=True)) if checked and not cell["outputs"]]
+    assert not empty, f"{notebook.name}: code cells {empty} are tagged {CHECKED!r} but store no output to compare"
+
+
+def test_nbval_compares_the_outputs_of_tagged_cells(tmp_path):
+    """The tag is what nbval reads: a tagged cell whose stored output differs from a fresh run fails, the same cell
+    untagged passes (under --nbval-lax, as `make test` runs it)."""
+    import subprocess
+    import sys
+
+    def notebook(tags: list[str]) -> dict:
+        cell = {
+            "cell_type": "code",
+            "execution_count": 1,
+            "id": "c1",
+            "metadata": {"tags": tags},
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": ["2\n"]}],
+            "source": ["print(1 + 2)"],
+        }
+        kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        return {"cells": [cell], "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}
+
+    outcomes = {}
+    for name, tags in {"tagged": [CHECKED], "untagged": []}.items():
+        path = tmp_path / f"{name}.ipynb"
+        path.write_text(json.dumps(notebook(tags)), encoding="utf-8")
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "-n", "0", str(path)]
+        outcomes[name] = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True).returncode
+    assert outcomes == {"tagged": 1, "untagged": 0}, outcomes

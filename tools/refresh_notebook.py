@@ -1,4 +1,4 @@
-"""Re-execute a notebook and save it with outputs only in its `# NBVAL_CHECK_OUTPUT` cells.
+"""Re-execute a notebook and save it with outputs only in its cells tagged `nbval-check-output`.
 
 nbval compares those stored outputs with a fresh run; every other output (charts, widgets) is stripped so
 the notebook stays small and its diffs readable. Usage: .venv/bin/python tools/refresh_notebook.py NOTEBOOK...
@@ -9,6 +9,8 @@ import subprocess
 import sys
 
 import nbformat
+
+CHECKED = "nbval-check-output"  # the cell tag nbval reads: compare this cell's stored outputs with a fresh run
 
 
 def refresh(path: pathlib.Path) -> None:
@@ -22,7 +24,7 @@ def refresh(path: pathlib.Path) -> None:
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        if "NBVAL_CHECK_OUTPUT" not in cell.source:
+        if CHECKED not in cell.metadata.get("tags", []):
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
     notebook.metadata.pop("widgets", None)  # widget state without its outputs is dead weight
