@@ -3,9 +3,12 @@
 // into a new element, which replaces the one on screen only once it is drawn: no blank frame, no jump. Vega comes
 // from the kernel (vl-convert's offline bundle: no CDN), at the first answer to any chart's request: a kernel busy
 // with Run All answers late, one restored from a saved notebook never does. Until then the widget shows its static
-// snapshot, labelled as static after a few seconds.
+// snapshot, labelled as static after a few seconds. Once a spec is drawn and the chart has rested a moment, the page
+// sends it back as SVG (the `snapshot` of that spec's `serial`): the panel's static view, which a saved notebook
+// keeps, then shows what the reader saw.
 
 const LABEL_SNAPSHOT_AFTER_MS = 5000;
+const SEND_SNAPSHOT_AFTER_MS = 300;
 const asked = new WeakSet(); // the models that have asked their kernel for Vega
 
 function loadVega(model) {
@@ -117,7 +120,7 @@ function labelSnapshot(el) {
   note.className = "coordkit-live-chart-note";
   note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
   note.textContent =
-    "A static view of this chart as first drawn; it comes alive when the kernel answers " +
+    "A static view of this chart as last drawn; it comes alive when the kernel answers " +
     "(run the notebook if it does not).";
   snapshot.before(note);
 }
@@ -128,6 +131,7 @@ export default {
     let result = null; // the vega-embed result on screen
     let shape = null; // the shape of its spec (see prepare)
     let latest = 0; // the latest draw; an earlier one that finishes later is dropped
+    let sending = null; // the timer that sends the chart on screen back as SVG
 
     const placeholder = snapshotOf(model);
     if (placeholder) el.replaceChildren(placeholder);
@@ -140,13 +144,32 @@ export default {
     const draw = async () => {
       const spec = model.get("spec");
       if (!spec || !Object.keys(spec).length) return;
+      const serial = model.get("serial");
       const mine = ++latest;
       el.dataset.pending = "1";
       try {
         await drawSpec(spec, mine);
       } finally {
-        if (mine === latest) delete el.dataset.pending;
+        if (mine === latest) {
+          delete el.dataset.pending;
+          sendSnapshot(serial, mine);
+        }
       }
+    };
+    // the chart on screen as SVG, once it has rested (a slider held down draws many), unless the kernel has it
+    const sendSnapshot = (serial, mine) => {
+      clearTimeout(sending);
+      sending = setTimeout(async () => {
+        if (!result || mine !== latest || model.get("snapshot_serial") === serial) return;
+        const svg = await result.view.toSVG();
+        if (mine !== latest) return;
+        model.set({ snapshot: svg, snapshot_serial: serial });
+        try {
+          model.save_changes();
+        } catch {
+          // no kernel (a saved notebook reopened): the snapshot stays in the page's widget state
+        }
+      }, SEND_SNAPSHOT_AFTER_MS);
     };
     const drawSpec = async (spec, mine) => {
       const label = setTimeout(() => labelSnapshot(el), LABEL_SNAPSHOT_AFTER_MS);
@@ -186,6 +209,7 @@ export default {
     draw();
     return () => {
       latest++;
+      clearTimeout(sending);
       model.off("change:spec", draw);
       if (result) result.finalize();
     };

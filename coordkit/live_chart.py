@@ -26,16 +26,34 @@ class LiveChart(anywidget.AnyWidget):
 
     The page gets Vega from the kernel, once, as vl-convert's offline bundle: nothing comes from a CDN.
     `snapshot` (static HTML, such as an SVG) shows until Vega is there, and stays where no kernel answers:
-    in a saved notebook reopened.
+    in a saved notebook reopened. Each spec has a `serial`; once the page has drawn one, it sends the chart back as
+    SVG, as `snapshot`, with that `snapshot_serial` (for the panel's static view, coordkit.static_view).
     """
 
     _esm = Path(__file__).with_name("live_chart.js")
     spec = traitlets.Dict().tag(sync=True)
+    serial = traitlets.Int(0).tag(sync=True)
     snapshot = traitlets.Unicode("").tag(sync=True)
+    snapshot_serial = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._answer)
+
+    def show(self, spec: dict) -> None:
+        """Draw `spec` in the page (a spec equal to the one shown changes nothing). The first spec's snapshot, drawn
+        in the kernel, is its own."""
+        if spec == self.spec:
+            return
+        with self.hold_sync():
+            self.spec = spec
+            self.serial += 1
+            if self.serial == 1 and self.snapshot:
+                self.snapshot_serial = 1
+
+    def current_snapshot(self) -> str | None:
+        """The snapshot, if it shows the spec on screen; None while the page has not sent it."""
+        return self.snapshot if self.snapshot_serial == self.serial else None
 
     def _answer(self, _widget, content: dict, _buffers) -> None:
         if content.get("type") == "need-vega":

@@ -16,6 +16,9 @@ Declare the parameters, give a function that runs the experiment and (optionally
 A control that only some settings use says so: ``Slider("memory", 1, 10, active_when=lambda v: v["strategy"] ==
 "fair")`` is greyed out, with a tooltip, whenever the other controls make it irrelevant.
 
+Shown in a notebook, a panel keeps a static view of its chart at the settings its controls hold, for readers
+without a kernel (:mod:`coordkit.static_view`).
+
 A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
 whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
 
@@ -40,10 +43,12 @@ import vl_convert
 from altair.utils.schemapi import debug_mode
 from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
+from IPython.display import display
 
 from coordkit import parameters
 from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
+from coordkit.static_view import WIDGET_NOTE, LiveMark, StaticView
 
 CONTROL_STYLE = {"description_width": "initial"}
 GREY, RED = "#666666", "#b00020"
@@ -110,6 +115,10 @@ class Slider:
         """The value the slider shows."""
         return widget.value
 
+    def text(self, widget: widgets.IntSlider | widgets.FloatSlider) -> str:
+        """The value as the slider's readout writes it."""
+        return str(widget.value) if self.is_int else f"{widget.value:.{_decimals(self.step)}f}"
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -159,6 +168,10 @@ class Choice:
         """The value of the option the dropdown shows."""
         return self.values[widget.value]
 
+    def text(self, widget: widgets.Dropdown) -> str:
+        """The label of the option the dropdown shows."""
+        return self.pairs[widget.value][0]
+
 
 @dataclass(frozen=True)
 class Toggle:
@@ -182,6 +195,10 @@ class Toggle:
     def read(self, widget: widgets.Checkbox) -> bool:
         """Whether the box is ticked."""
         return widget.value
+
+    def text(self, widget: widgets.Checkbox) -> str:
+        """ "on" or "off"."""
+        return "on" if widget.value else "off"
 
 
 Param = Slider | Choice | Toggle
@@ -224,7 +241,6 @@ class ExperimentPanel:
         self._takes_progress = "progress" in inspect.signature(run).parameters
         self._pending: asyncio.TimerHandle | None = None
         self._last_run = -math.inf
-        self._first_view: tuple[dict[str, Any], list[str]] = ({}, [])  # values, and each slot as static HTML
         self.debounce = debounce
         self.on_demand = on_demand
         self.result: Any = None
@@ -243,6 +259,8 @@ class ExperimentPanel:
         self.run_button.on_click(lambda _: self.refresh())
         buttons = [self.run_button] if on_demand else []
         self.widget = widgets.VBox([*heading, controls, *buttons, status_line, self.output])
+        self.static_view = StaticView(self.widget.model_id)
+        self.widget.children = (*self.widget.children, LiveMark(key=self.static_view.key))
         parts = {
             "": self.widget,
             "-controls": controls,
@@ -264,6 +282,11 @@ class ExperimentPanel:
         """The current value of every control, by parameter name."""
         return {name: self.params[name].read(control) for name, control in self.controls.items()}
 
+    @property
+    def settings(self) -> dict[str, str]:
+        """Every control's label and value as the panel shows them ("protocol" → "A2A", "noise" → "0.50")."""
+        return {control.description: self.params[name].text(control) for name, control in self.controls.items()}
+
     def refresh(self) -> None:
         """Run the experiment now with the current values, and show the result."""
         self._cancel_pending()
@@ -271,13 +294,14 @@ class ExperimentPanel:
         self._set_status("running…", GREY)
         extra = {"progress": self._show_progress} if self._takes_progress else {}
         started = time.perf_counter()
+        settings = self.settings
         try:
             self.result = self._run(**self.values, **extra)
             # Altair validates every mark as it is made, unless told not to: 2-8 ms a chart; a new slot's whole
             # spec is validated in `_show` instead
             with debug_mode(False):
                 shown = self._chart(self.result) if self._chart else self.result
-                self._show(shown if isinstance(shown, (list, tuple)) else [shown])
+                self._show(shown if isinstance(shown, (list, tuple)) else [shown], settings)
         except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
             self.last_error = error
             self._set_status(f"error: {_summary(error)}", RED)
@@ -297,10 +321,11 @@ class ExperimentPanel:
                 control.disabled = not param.active_when(values)
                 control.tooltip = INACTIVE_TOOLTIP if control.disabled else None
 
-    def _show(self, items: Sequence[Any]) -> None:
+    def _show(self, items: Sequence[Any], settings: dict[str, str]) -> None:
         """Show each item in its slot: an Altair chart in a LiveChart, which redraws in the page from the new spec
         (validated, and drawn once in the kernel as a static snapshot, only when the slot is new), anything else
-        in an Output. The slots are made again only when the kinds of items change."""
+        in an Output. The slots are made again only when the kinds of items change. The static view gets the
+        run's settings and each slot's static part (a chart's comes from the page once drawn)."""
         kinds = [LiveChart if isinstance(item, alt.TopLevelMixin) else widgets.Output for item in items]
         slots = self.output.children  # (`type(slot)` would not do: a widget's class is a subclass made per widget)
         new = len(kinds) != len(slots) or not all(map(isinstance, slots, kinds))
@@ -313,17 +338,25 @@ class ExperimentPanel:
             for slot, content in zip(slots, shown, strict=True):
                 if isinstance(slot, LiveChart):
                     slot.snapshot = vl_convert.vegalite_to_svg(content)
-            statics = [
-                slot.snapshot if isinstance(slot, LiveChart) else _static(content["data"])
-                for slot, content in zip(slots, shown, strict=True)
-            ]
-            self._first_view = (self.values, statics)
             self.output.children = slots
         for slot, content in zip(self.output.children, shown, strict=True):
             if isinstance(slot, LiveChart):
-                slot.spec = content
+                slot.show(content)
+                if new:
+                    slot.observe(self._on_snapshot, names="snapshot_serial")
             else:
                 slot.outputs = (content,)
+        parts = [
+            slot.current_snapshot() if isinstance(slot, LiveChart) else _static(content["data"])
+            for slot, content in zip(self.output.children, shown, strict=True)
+        ]
+        self.static_view.set(settings, parts)
+
+    def _on_snapshot(self, change: dict) -> None:
+        """A chart's picture came from the page: a part of the static view, if it shows the latest spec."""
+        slot = change["owner"]
+        if slot in self.output.children and slot.current_snapshot() is not None:
+            self.static_view.fill(self.output.children.index(slot), slot.snapshot)
 
     def _on_change(self, change: dict) -> None:
         """Run now; inside an event loop, a change that comes less than `debounce` seconds after the last run
@@ -352,24 +385,22 @@ class ExperimentPanel:
     def _set_status(self, text: str, color: str) -> None:
         self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
 
-    def _repr_mimebundle_(self, **kwargs) -> dict:
-        """The live widget, and a static view of the chart shown now for readers without a kernel (a notebook on
-        GitHub or nbviewer): JupyterLab shows the widget, renderers that cannot show widgets fall back to it."""
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        snapshot = self.snapshot_html()
-        if snapshot:
-            bundle["text/html"] = snapshot
-        return bundle
+    def _ipython_display_(self) -> None:
+        """Two outputs: the live widget, then its static view (:mod:`coordkit.static_view`)."""
+        bundle = self.widget._repr_mimebundle_()
+        display({**bundle, "text/plain": WIDGET_NOTE}, raw=True)
+        self.static_view.show()
 
     def snapshot_html(self) -> str:
-        """The chart as static HTML, as first shown, under a line saying which values it shows ("" if none)."""
-        shown, statics = self._first_view
-        charts = [chart for chart in statics if chart]
-        if not charts:
-            return ""
-        values = ", ".join(f"{name.replace('_', ' ')} = {value}" for name, value in shown.items())
-        caption = f"A static view of the panel at {values}; run the notebook to use its controls."
-        return f"<p><i>{html.escape(caption)}</i></p>" + "".join(charts)
+        """The static view of the latest run as HTML, with any chart the page has not sent yet drawn here ("" before
+        a run has shown anything)."""
+        view = self.static_view
+        if view.complete or not view.parts:
+            return view.html()
+        slots = zip(view.parts, self.output.children, strict=True)
+        drawn = StaticView(view.key)
+        drawn.set(view.values, [part or vl_convert.vegalite_to_svg(slot.spec) for part, slot in slots])
+        return drawn.html()
 
 
 def control(param: parameters.Param, **options: Any) -> Param:

@@ -1,6 +1,9 @@
 """`ExperimentPanel` and its parameter declarations, without a kernel: widget observers fire synchronously."""
 
 import asyncio
+import base64
+import html
+import re
 
 import altair as alt
 import ipywidgets as widgets
@@ -8,8 +11,9 @@ import pandas as pd
 import pytest
 from altair.utils import schemapi
 
-from coordkit import parameters, viz
+from coordkit import parameters, static_view, viz
 from coordkit.live_chart import LiveChart
+from coordkit.static_view import LiveMark
 from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, controls, model_panel
 
 
@@ -63,12 +67,12 @@ def test_builds_one_control_of_the_right_type_per_parameter():
 
 def test_layout_is_controls_then_status_then_chart():
     panel = ExperimentPanel(Recorder(), PARAMS, title="Prisoner's dilemma")
-    heading, controls, status_line, output = panel.widget.children
+    heading, controls, status_line, output, mark = panel.widget.children
     assert "Prisoner&#x27;s dilemma" in heading.value
     assert list(controls.children) == list(panel.controls.values())
     assert status_line.children == (panel.status,)
     assert output is panel.output
-    assert "application/vnd.jupyter.widget-view+json" in panel._repr_mimebundle_()
+    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the static view when live
 
 
 def test_runs_on_start_and_shows_the_result():
@@ -194,7 +198,7 @@ def test_run_with_a_progress_argument_gets_a_progress_bar():
         return steps
 
     panel = ExperimentPanel(run, [Slider("steps", 1, 10, default=4)], run_on_start=False)
-    assert panel.progress in panel.widget.children[-2].children
+    assert panel.progress in panel.widget.children[-3].children
     panel.refresh()
     assert seen == [(0.25, "visible"), (0.5, "visible"), (0.75, "visible"), (1.0, "visible")]
     assert panel.progress.layout.visibility == "hidden"
@@ -329,18 +333,19 @@ def test_an_option_meaning_none_shows_its_label_and_gives_none():
     assert panel.values == {"consensus": "median_coordinate"}
 
 
-def test_a_chart_goes_to_a_live_chart_that_gets_each_new_spec_and_keeps_its_first_snapshot():
+def test_a_chart_goes_to_a_live_chart_that_gets_each_new_spec_with_a_new_serial():
     panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], lambda f: [line_chart(f), f], debounce=0)
     chart, table = panel.output.children
     assert isinstance(chart, LiveChart) and isinstance(table, widgets.Output)
     assert chart.spec["mark"] == {"type": "line"} and len(chart.spec["datasets"]) == 1
     assert [row["x"] for row in next(iter(chart.spec["datasets"].values()))] == [0, 1, 2]
-    snapshot = chart.snapshot
-    assert snapshot.startswith("<svg")
+    assert chart.snapshot.startswith("<svg") and chart.serial == chart.snapshot_serial == 1  # drawn in the kernel
     panel.controls["n"].value = 5
     assert panel.output.children == (chart, table)  # the same slots, redrawn in the page
     assert [row["x"] for row in next(iter(chart.spec["datasets"].values()))] == [0, 1, 2, 3, 4]
-    assert chart.snapshot == snapshot
+    assert chart.serial == 2 and chart.current_snapshot() is None  # the page is to send the new one
+    panel.refresh()  # the same spec again: nothing to draw, nothing new to wait for
+    assert chart.serial == 2
 
 
 def test_a_broken_chart_is_reported_when_its_slot_is_made():
@@ -361,15 +366,62 @@ def test_charts_are_built_without_altairs_per_mark_validation_which_is_restored_
     assert seen == [False, False] and schemapi.DEBUG_MODE and panel.last_error is None
 
 
-def test_a_panel_carries_a_static_view_of_its_chart_for_readers_without_a_kernel():
+def settings_in(view: str) -> dict[str, str]:
+    """The settings a static view names, label → value."""
+    found = re.findall(r'coordkit-setting-label">([^<]*)</span>: <b class="coordkit-setting-value">([^<]*)</b>', view)
+    return {html.unescape(label): html.unescape(value) for label, value in found}
+
+
+def charts_in(view: str) -> list[str]:
+    """The SVGs a static view shows, decoded from their data URIs."""
+    return [base64.b64decode(data).decode() for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]*)"', view)]
+
+
+def page_sends(chart: LiveChart, svg: str, serial: int | None = None) -> None:
+    """What the page does once it has drawn a chart: send it back as SVG, with the serial of the spec drawn."""
+    chart.set_state({"snapshot": svg, "snapshot_serial": chart.serial if serial is None else serial})
+
+
+def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
     viz.setup()
-    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], line_chart, debounce=0)
+    panel = ExperimentPanel(
+        lambda n, on: line_of(n), [Slider("n", 2, 10, default=3), Toggle("on")], line_chart, debounce=0
+    )
+    view = panel.static_view
+    assert settings_in(view.html()) == {"n": "3", "on": "off"} and "<img" in view.html()  # drawn in the kernel
+    assert f'class="coordkit-static-view coordkit-static-{view.key}"' in view.html()
+    (chart,) = panel.output.children
     panel.controls["n"].value = 4
-    bundle = panel._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab shows the live widget
-    assert bundle["text/html"].startswith("<p><i>A static view of the panel at n = 3; run the notebook")
-    assert "<svg" in bundle["text/html"]
+    assert view.html() == ""  # never the old chart under the new settings
+    assert settings_in(panel.snapshot_html())["n"] == "4" and "<img" in panel.snapshot_html()  # drawn here if asked
+    page_sends(chart, "<svg>an older chart</svg>", serial=chart.serial - 1)
+    assert view.html() == ""
+    page_sends(chart, "<svg>n is 4</svg>")
+    assert settings_in(view.html()) == {"n": "4", "on": "off"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
+    panel.controls["on"].value = True  # the same chart: the view follows at once
+    assert settings_in(view.html()) == {"n": "4", "on": "on"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
     table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [Slider("n", 2, 10)], debounce=0)
-    assert "<table" in table._repr_mimebundle_()["text/html"]
+    assert "<table" in table.static_view.html()
     failing = ExperimentPanel(lambda n: 1 / 0, [Slider("n", 2, 10)], debounce=0)
-    assert "text/html" not in failing._repr_mimebundle_()  # nothing shown, nothing to keep
+    assert failing.static_view.html() == ""  # nothing shown, nothing to keep
+
+
+def test_a_shown_panel_replaces_its_static_view_when_the_page_has_drawn_the_new_settings(monkeypatch):
+    shown = []
+    monkeypatch.setattr(static_view, "display", lambda bundle, **how: shown.append(("display", bundle, how)))
+    monkeypatch.setattr(static_view, "update_display", lambda bundle, **how: shown.append(("update", bundle, how)))
+    slider = Slider("noise", 0.0, 1.0, 0.05, default=0.1)
+    panel = ExperimentPanel(line_of_noise, [slider, Choice("kind", [("Tit for tat", "tft")])], line_chart, debounce=0)
+    panel.static_view.show()
+    (chart,) = panel.output.children
+    panel.controls["noise"].value = 0.25
+    page_sends(chart, "<svg>drawn</svg>")
+    assert [what for what, _, _ in shown] == ["display", "update"]
+    assert {how["display_id"] for _, _, how in shown} == {panel.static_view.display_id}
+    first, latest = (bundle["text/html"] for _, bundle, _ in shown)
+    assert settings_in(first) == {"noise": "0.10", "kind": "Tit for tat"}  # as the slider's readout and dropdown
+    assert settings_in(latest) == {"noise": "0.25", "kind": "Tit for tat"} and charts_in(latest) == ["<svg>drawn</svg>"]
+
+
+def line_of_noise(noise: float, kind: str) -> pd.DataFrame:
+    return pd.DataFrame({"x": [0, 1], "y": [0, noise]})

@@ -46,6 +46,13 @@ def jupyter_lab(browser_machinery):
 
 
 @pytest.fixture(scope="module")
+def reader_lab(browser_machinery):
+    """A second JupyterLab server whose notebooks open with no kernel, as a saved notebook's reader opens it."""
+    with lab.JupyterLab(starts_kernels=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def chromium(browser_machinery):
     """Headless Chromium, shared by the module's tests (see above why not longer)."""
     with lab.browser() as launched:

@@ -17,6 +17,7 @@ _JS_CHART_ELEMENTS = r"""
             if (el.closest('.jp-OutputArea-output') !== output) continue;  // an inner output's: counted there
             if (el.tagName.toLowerCase() === 'svg' && el.parentElement.closest('svg')) continue;  // nested svg
             if (el.closest('.jp-InputArea, .widget-slider, .jp-Toolbar')) continue;
+            if (el.closest('.coordkit-static-view') && !el.getClientRects().length) continue;  // hidden: live panel
             const box = el.getBoundingClientRect();
             if (el.tagName.toLowerCase() === 'svg' && box.width < 40 && box.height < 40) continue;  // an icon
             found.push({

@@ -91,11 +91,13 @@ class JupyterLab:
 
     Its user settings turn autosave off, the news pop-up off and notebook windowing off; its workspaces and runtime
     files live in the same temporary folder, which is removed on exit. The server's log is kept there too and is
-    quoted if it fails to start.
+    quoted if it fails to start. With ``starts_kernels=False``, a notebook opens with no kernel, as a saved notebook
+    does for a reader who has none.
     """
 
-    def __init__(self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 90.0) -> None:
+    def __init__(self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 90.0, starts_kernels: bool = True) -> None:
         self.source = Path(notebooks)
+        self.starts_kernels = starts_kernels
         self.startup_timeout = startup_timeout
         self.token = secrets.token_hex(16)
         self.port = 0
@@ -139,6 +141,7 @@ class JupyterLab:
             f"--LabApp.workspaces_dir={self._temp / 'workspaces'}",
             "--LabApp.expose_app_in_browser=True",
             "--ServerApp.open_browser=False",
+            f"--LabApp.notebook_starts_kernel={self.starts_kernels}",
         ]
         # the user's own Jupyter configuration stays out; the kit's environment (kernel, widgets) stays in
         env = {

@@ -6,8 +6,10 @@ is there; then each control of each panel is changed once (a dropdown or a check
 must run again without an error each time (its chart changes, or, when the result is legitimately the same, its
 status line goes through "running…" to "done in …" again), and still fit the column with its chart text whole.
 Controls that ran again with the same chart are listed in the session's summary ("notes"): not failures, but worth a
-look. Last, the notebook is saved (each panel must keep a static view of its chart, for GitHub) and reopened on a new
-kernel (each panel must show its controls and that chart, its text whole).
+look. Last, the notebook is saved, with its widget state (as ``make lab`` saves it) and without, and each is read as
+readers without a kernel read it: reopened in JupyterLab with no kernel, exported with ``jupyter nbconvert --to html``
+and opened offline, and that page with no JavaScript (as GitHub shows a notebook). Each panel must show there the
+settings its controls held when saved and the charts (their texts) it showed then: never the chart as first drawn.
 
 A failure saves a screenshot under test-artifacts/browser/ and names it in the message; with
 COORDKIT_BROWSER_SCREENSHOTS=1, every panel is photographed there after its controls were changed.
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 import lab
+import lab_saved
 import pytest
 
 NOTEBOOKS = lab.notebook_names()
@@ -46,7 +49,7 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_report):
+def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_lab, tmp_path, browser_report):
     stem = name.removesuffix(".ipynb")
     started = time.monotonic()
 
@@ -156,7 +159,7 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, browser_r
         assert not problems, f"{name}: error output after changing the controls:\n" + "\n\n".join(problems)
 
     if found_panels:
-        check_saved_and_reopened(page, jupyter_lab, name, found_panels)
+        check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, tmp_path, name, found_panels)
 
     widest = max((chart.width for chart in drawn), default=0)
     browser_report.append(
@@ -175,40 +178,70 @@ def _chart_problems(page, panel, cell: int | None) -> list[str]:
     return [f"chart text {found}" for found in lab.cut_text(panel)] + wide
 
 
-def check_saved_and_reopened(page, jupyter_lab, name: str, panel_count: int) -> None:
-    """Saved, the notebook keeps a static view of each panel's first chart (what GitHub and nbviewer show); reopened
-    with a new kernel, each panel shows its controls and that chart, not "Error displaying widget"."""
+def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder, name: str, panel_count: int) -> None:
+    """Saved after its controls moved, the notebook shows each panel, to every reader without a kernel, at the settings
+    its controls held and with the charts they drew (see the module's docstring)."""
     stem = name.removesuffix(".ipynb")
     with lab.screenshot_on_failure(page, stem, "saved"):
+        live = lab_saved.panels_shown(page)
+        assert [panel["how"] for panel in live] == ["widgets"] * panel_count, f"{name}: live panels {live}"
+        seen_twice = page.locator(".coordkit-static-view:visible").count()
+        assert not seen_twice, f"{name}: {seen_twice} static views shown beside their live panels"
+        try:
+            lab_saved.wait_for_static_views(page, live)
+        except Exception as error:  # playwright's TimeoutError
+            raise AssertionError(f"{name}: the static views did not follow the controls within 20 s") from error
         saved = lab.save_notebook(page, jupyter_lab, name)
-        views = [
-            output["data"]["text/html"]
-            for cell in saved["cells"]
-            for output in cell.get("outputs", [])
-            if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
-            and "A static view of the panel" in "".join(output["data"].get("text/html", ""))
-        ]
-        assert len(views) == panel_count, f"{name}: {len(views)} saved static views for {panel_count} panels"
-        bare = [
-            i for i, view in enumerate(views) if not any(tag in "".join(view) for tag in ("<svg", "<img", "<table"))
-        ]
-        assert not bare, f"{name}: the saved static views of panels {bare} show no chart or table"
         assert saved["metadata"].get("widgets"), f"{name}: saved without its widget state"
 
-    jupyter_lab.shutdown_kernels()
-    reopened = lab.new_page(page.context.browser)
-    try:
-        with lab.screenshot_on_failure(reopened, stem, "reopened"):
-            lab.open_notebook(reopened, jupyter_lab, name)
-            lab.wait_for_panels(reopened, panel_count)
-            assert not lab.widget_errors(reopened), f"{name} reopened: {lab.widget_errors(reopened)}"
-            lab.wait_for_charts_loaded(reopened)
-            shown = {chart.panel for chart in lab.charts(reopened) if chart.panel >= 0 and chart.rendered}
-            assert shown == set(range(panel_count)), f"{name} reopened: charts drawn in panels {sorted(shown)} only"
-            cut = lab.cut_text(reopened)
-            assert not cut, f"{name} reopened: chart text cut or clipped:\n" + "\n".join(cut)
-    finally:
-        reopened.context.close()
+    failures = []
+    for variant, notebook in {"with-state": saved, "without-state": lab_saved.without_widget_state(saved)}.items():
+        copy = f"_saved-{variant}-{name}"
+        (reader_lab.root / copy).write_text(json.dumps(notebook), encoding="utf-8")
+        exported = lab_saved.exported_html(notebook, folder, f"{stem}-{variant}")
+        chromium = page.context.browser
+        readers = {
+            "JupyterLab, no kernel": lambda: _reopened(chromium, reader_lab, copy, panel_count),  # noqa: B023
+            "nbconvert HTML, offline": lambda: lab_saved.open_offline(chromium, exported),  # noqa: B023
+            "HTML without JavaScript": lambda: lab_saved.open_offline(chromium, exported, javascript=False),  # noqa: B023
+        }
+        for reader, open_page in readers.items():  # (each opened at once, while the loop's copy is this one)
+            where = f"{name} ({variant}) in {reader}"
+            shown_page = open_page()
+            try:
+                failures += _differences(shown_page, live, where, [stem, variant, reader])
+            finally:
+                shown_page.context.close()
+    assert not failures, f"{name}: saved panels that do not show what their controls held:\n" + "\n".join(failures)
+
+
+def _reopened(chromium, reader_lab, copy: str, panel_count: int):
+    reopened = lab.new_page(chromium)
+    lab_saved.open_without_kernel(reopened, reader_lab, copy, panel_count)
+    return reopened
+
+
+def _differences(page, live: list[dict], where: str, shot: list[str]) -> list[str]:
+    """How the panels ``page`` shows differ from the live ones (settings, or the texts of a chart or table)."""
+    shown = lab_saved.panels_shown(page)
+    if os.environ.get("COORDKIT_BROWSER_SCREENSHOTS"):
+        for index in range(len(shown)):
+            views = page.locator(".coordkit-static-view:visible, .coordkit-panel:visible")
+            lab.screenshot_element(views.nth(index), *shot, f"panel{index}")
+    if len(shown) != len(live):
+        return [f"{where}: {len(shown)} panels shown, {len(live)} saved; screenshot: {lab.screenshot(page, *shot)}"]
+    problems = []
+    for index, (seen, held) in enumerate(zip(shown, live, strict=True)):
+        if seen["settings"] != held["settings"]:
+            problems.append(f"{where}, panel {index} ({seen['how']}): {seen['settings']} != {held['settings']}")
+        for part, (texts, expected) in enumerate(zip(seen["parts"], held["parts"], strict=False)):
+            if texts != expected:
+                problems.append(f"{where}, panel {index}, part {part}: shows {texts[:12]}…, saved {expected[:12]}…")
+        if len(seen["parts"]) != len(held["parts"]):
+            problems.append(f"{where}, panel {index}: {len(seen['parts'])} parts shown, {len(held['parts'])} saved")
+    if problems:
+        problems.append(f"  screenshot: {lab.screenshot(page, *shot)}")
+    return problems
 
 
 SELF_CHECK = [

@@ -1,0 +1,100 @@
+"""What a saved notebook keeps of a panel for readers without a kernel: a static view of its chart at the settings
+its controls hold.
+
+A panel is shown as two outputs. The first is the live widget. The second, its *static view*, is plain HTML that
+survives JupyterLab's sanitiser (a notebook from someone else is untrusted): a line naming every control's value,
+and each chart as an SVG image (a data URI; a table as HTML). In the live page the
+panel's :class:`LiveMark` hides the static view, so it is not seen twice; a reader without the widget (``jupyter
+nbconvert --to html`` offline, GitHub, nbviewer, a notebook reopened without its widget state) sees it instead.
+
+The static view follows the controls. Each time the panel's charts change, the page draws them and then sends each
+chart's SVG (``view.toSVG()``, what the reader saw) back to its :class:`~coordkit.live_chart.LiveChart`; once every
+chart of the latest run has come back, the view is replaced in place (``update_display``), so that the notebook
+saved next holds it. Nothing is drawn in the kernel for this after the first view: a panel stays as quick as its run.
+"""
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import anywidget
+import traitlets
+from IPython.display import display, update_display
+
+WIDGET_NOTE = "An interactive panel: run the notebook to use its controls (a static view of it follows)."
+STATIC_CLASS = "coordkit-static-view"  # and "coordkit-static-<key>": classes are what a sanitiser keeps
+
+
+class LiveMark(anywidget.AnyWidget):
+    """An invisible part of a live panel: wherever the panel's widgets are drawn (a kernel's page, or a notebook
+    reopened with its widget state), it hides the panel's static view, which the widgets already show."""
+
+    _esm = Path(__file__).with_name("live_mark.js")
+    key = traitlets.Unicode("").tag(sync=True)
+
+
+class StaticView:
+    """The static view of one panel: a caption, then one part (HTML) per slot of the panel's output.
+
+    ``show`` displays it once, under the panel; ``set`` gives the caption and the parts of a new run (None for a
+    chart whose picture the page is still to send), ``fill`` a part that arrived. The view shown is replaced when
+    no part of the latest run is missing, and only then: it never mixes two runs."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.display_id = f"coordkit-static-{key}"
+        self.values: dict[str, str] = {}
+        self.parts: list[str | None] = []
+        self.shown = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every part of the latest run is there."""
+        return bool(self.parts) and all(part is not None for part in self.parts)
+
+    def set(self, values: dict[str, str], parts: Sequence[str | None]) -> None:
+        """A new run: the controls' values as shown (label → text) and its parts."""
+        self.values, self.parts = dict(values), list(parts)
+        self._publish()
+
+    def fill(self, index: int, part: str) -> None:
+        """Part ``index`` of the latest run arrived."""
+        self.parts[index] = part
+        self._publish()
+
+    def html(self) -> str:
+        """The view as HTML that needs no kernel and no script ("" before the first complete run)."""
+        if not self.complete:
+            return ""
+        settings = " · ".join(
+            f'<span class="coordkit-setting"><span class="coordkit-setting-label">{html.escape(label)}</span>: '
+            f'<b class="coordkit-setting-value">{html.escape(text)}</b></span>'
+            for label, text in self.values.items()
+        )
+        caption = f"<p><i>A static view of the panel (run the notebook to use its controls) at</i> {settings}</p>"
+        parts = "".join(_as_image(part) for part in self.parts)
+        return f'<div class="{STATIC_CLASS} coordkit-static-{html.escape(self.key)}">{caption}{parts}</div>'
+
+    def bundle(self) -> dict[str, str]:
+        """The view as a display bundle: its HTML, and a plain-text line for text-only readers."""
+        view = self.html()
+        return {"text/html": view, "text/plain": "(a static view of the panel)" if view else ""}
+
+    def show(self) -> None:
+        """Display the view, as an output that later runs replace."""
+        display(self.bundle(), raw=True, display_id=self.display_id)
+        self.shown = True
+
+    def _publish(self) -> None:
+        if self.shown and self.complete:
+            update_display(self.bundle(), raw=True, display_id=self.display_id)
+
+
+def _as_image(part: str) -> str:
+    """An SVG as an <img> with a data URI (JupyterLab's sanitiser drops an inline <svg>, keeps an image); any other
+    part as it is."""
+    if not part.startswith("<svg"):
+        return part
+    encoded = base64.b64encode(part.encode("utf-8")).decode("ascii")
+    return f'<div><img src="data:image/svg+xml;base64,{encoded}" alt="the panel\'s chart"></div>'

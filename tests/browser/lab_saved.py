@@ -1,0 +1,164 @@
+"""A saved notebook as its readers see it without a kernel, panel by panel.
+
+The readers: JupyterLab reopening the notebook with no kernel (with its widget state, as ``make lab`` saves it, and
+without), ``jupyter nbconvert --to html`` opened offline, and the same page with no JavaScript at all (as GitHub and
+nbviewer show a notebook). Each shows a panel either as its widgets (restored from the widget state: controls, and
+each chart's last snapshot) or as its static view (coordkit/static_view.py). ``panels_shown`` reads either the same
+way: the settings (label → value as the panel writes it) and, for each chart or table, the texts it shows; the tests
+compare that with what the live panels showed when the notebook was saved.
+"""
+
+import json
+from pathlib import Path
+
+import nbformat
+from lab_server import JupyterLab
+from nbconvert import HTMLExporter
+
+# In the page: [{key, how, settings, parts}] for every panel, in order; `how` is "widgets" (drawn: its controls and
+# charts read) or "static view" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
+# view drawn as SVG, or its snapshot), a table's or other output's visible text.
+JS_PANELS_SHOWN = r"""
+async () => {
+    const shown = el => el.getClientRects().length > 0;
+    const svgTexts = svg => [...svg.querySelectorAll('text')].map(t => t.textContent.trim()).filter(Boolean);
+    const scratch = document.createElement('div');
+    const svgOf = async chart => {
+        if (chart.vegaView) {
+            scratch.innerHTML = await chart.vegaView.toSVG();
+            return scratch.querySelector('svg');
+        }
+        return chart.querySelector('.coordkit-live-chart-snapshot svg');
+    };
+    const imageSvg = img => {  // an <img> of an SVG data URI, parsed
+        const src = img.getAttribute('src') || '';
+        if (!src.startsWith('data:image/svg+xml;base64,')) return null;
+        const bytes = Uint8Array.from(atob(src.slice(src.indexOf(',') + 1)), c => c.charCodeAt(0));
+        return new DOMParser().parseFromString(new TextDecoder().decode(bytes), 'image/svg+xml').documentElement;
+    };
+    const partTexts = async el => {
+        if (el.matches('svg')) return svgTexts(el);
+        const img = el.matches('img') ? el : el.querySelector(':scope > img');
+        if (img && imageSvg(img)) return svgTexts(imageSvg(img));
+        const chart = el.matches('.coordkit-live-chart') ? el : el.querySelector('.coordkit-live-chart');
+        if (chart) {
+            const svg = await svgOf(chart);
+            return svg ? svgTexts(svg) : ['(no chart drawn)'];
+        }
+        const inner = el.querySelector(':scope > svg');
+        return inner ? svgTexts(inner) : el.innerText.split('\n').map(line => line.trim()).filter(Boolean);
+    };
+    // as the panel writes it: ipywidgets shows an option's spaces as no-break spaces and a minus as "−"
+    const plain = text => text.replace(/\u00a0/g, ' ').replace(/\u2212/g, '-').trim();
+    const controlValue = control => {
+        const box = control.querySelector('input[type=checkbox]');
+        if (box) return box.checked ? 'on' : 'off';
+        const select = control.querySelector('select');
+        if (select) return plain(select.options[select.selectedIndex]?.text ?? '');
+        const readout = control.querySelector('.widget-readout');
+        return readout ? plain(readout.innerText) : '';
+    };
+    const panels = [];
+    const keyOf = view => [...view.classList]
+        .find(name => name.startsWith('coordkit-static-') && name !== 'coordkit-static-view')
+        .slice('coordkit-static-'.length);
+    const settingsOf = view => Object.fromEntries([...view.querySelectorAll('.coordkit-setting')].map(setting => [
+        setting.querySelector('.coordkit-setting-label').textContent,
+        setting.querySelector('.coordkit-setting-value').textContent,
+    ]));
+    const statics = new Map([...document.querySelectorAll('.coordkit-static-view')].map(view => [keyOf(view), view]));
+    const drawn = new Set();
+    for (const panel of document.querySelectorAll('.coordkit-panel')) {
+        const key = panel.querySelector('[data-coordkit-key]')?.dataset.coordkitKey ?? '';
+        if (!shown(panel)) continue;
+        drawn.add(key);
+        const settings = {};
+        for (const control of panel.querySelectorAll(
+            '.coordkit-panel-controls > .widget-slider, .coordkit-panel-controls > .widget-dropdown,' +
+            ' .coordkit-panel-controls > .widget-checkbox')) {
+            const labels = [...control.querySelectorAll('label')].map(l => l.innerText.trim()).filter(Boolean);
+            settings[labels[0] ?? ''] = controlValue(control);
+        }
+        const parts = [];
+        for (const slot of panel.querySelector('.coordkit-panel-chart').children) parts.push(await partTexts(slot));
+        panels.push({key, how: 'widgets', settings, parts, order: panel});
+    }
+    for (const [key, view] of statics) {
+        if (drawn.has(key) || !shown(view)) continue;
+        const parts = [];
+        for (const part of [...view.children].slice(1)) parts.push(await partTexts(part));
+        panels.push({key, how: 'static view', settings: settingsOf(view), parts, order: view});
+    }
+    const ordered = panels.sort((a, b) =>
+        a.order.compareDocumentPosition(b.order) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+    return ordered.map(({key, how, settings, parts}) => ({key, how, settings, parts}));
+}
+"""
+
+# In a live page: whether every panel's static view (hidden, in the notebook) holds the settings its controls show.
+JS_STATIC_VIEWS_CURRENT = r"""
+(live) => live.every(panel => {
+    const view = document.querySelector(`.coordkit-static-${CSS.escape(panel.key)}`);
+    if (!view) return false;
+    const settings = Object.fromEntries([...view.querySelectorAll('.coordkit-setting')].map(setting => [
+        setting.querySelector('.coordkit-setting-label').textContent,
+        setting.querySelector('.coordkit-setting-value').textContent]));
+    return JSON.stringify(settings) === JSON.stringify(panel.settings);
+})
+"""
+
+
+def panels_shown(page) -> list[dict]:
+    """Every panel the page shows, in order: {"key", "how", "settings", "parts"} (see JS_PANELS_SHOWN)."""
+    return page.evaluate(JS_PANELS_SHOWN)
+
+
+def wait_for_static_views(page, live: list[dict], timeout: float = 20.0) -> None:
+    """Wait until each live panel's static view holds the settings its controls show (the page sends each chart's
+    picture a moment after drawing it; then the kernel replaces the view)."""
+    page.wait_for_function(JS_STATIC_VIEWS_CURRENT, arg=live, timeout=timeout * 1000)
+
+
+def without_widget_state(saved: dict) -> dict:
+    """The notebook as JupyterLab saves it with widget-state saving off (the default outside ``make lab``)."""
+    metadata = {key: value for key, value in saved["metadata"].items() if key != "widgets"}
+    return {**saved, "metadata": metadata}
+
+
+def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, timeout: float = 60.0) -> None:
+    """Open ``name`` in a JupyterLab whose notebooks start no kernel, and wait until it shows ``panel_count`` panels,
+    each as its widgets or as its static view."""
+    page.goto(reader.url(name))
+    page.wait_for_function(
+        f"""() => {{
+            const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+            return panel && panel.context && panel.context.isReady && panel.context.path.endsWith({json.dumps(name)});
+        }}""",
+        timeout=timeout * 1000,
+        polling=200,
+    )
+    page.wait_for_function(
+        """(count) => [...document.querySelectorAll('.jp-Notebook .coordkit-static-view')]
+            .filter(view => view.getClientRects().length > 0).length
+            + document.querySelectorAll('.jp-Notebook .coordkit-panel').length >= count""",
+        arg=panel_count,
+        timeout=timeout * 1000,
+    )
+
+
+def exported_html(saved: dict, folder: Path, stem: str) -> Path:
+    """``jupyter nbconvert --to html`` of the saved notebook (the lab template, its default), written to a file."""
+    body, _ = HTMLExporter().from_notebook_node(nbformat.reads(json.dumps(saved), as_version=4))
+    path = folder / f"{stem}.html"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def open_offline(chromium, path: Path, javascript: bool = True):
+    """A page showing ``path`` with nothing from the network (the export's scripts from a CDN fail, as offline), and
+    with no JavaScript at all if ``javascript`` is False (as GitHub and nbviewer show a notebook)."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000}, java_script_enabled=javascript)
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page = context.new_page()
+    page.goto(path.as_uri(), wait_until="load")
+    return page
