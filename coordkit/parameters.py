@@ -73,12 +73,28 @@ class Param(ABC):
         return text
 
     def label(self) -> str:
-        """How a control names the parameter: its name in words, with its unit."""
-        words = self.name.replace("_", " ")
-        return f"{words} ({self.unit})" if self.unit else words
+        """How a control names the parameter, in words: a unit the name ends in goes into brackets ("duration_s" →
+        "duration (s)"), a unit the words already say is not repeated ("rounds", not "rounds (rounds)"), acronyms
+        and a one-letter word after the first (a player) are capitals ("max LLM calls", "delay A (s)")."""
+        first, *rest = self.name.split("_")
+        if rest and rest[-1] == self.unit and len(self.unit) <= 2:  # a unit's symbol: "_s"
+            rest = rest[:-1]
+        words = [
+            CAPITALS.get(first, first),
+            *(CAPITALS.get(word, word.upper() if len(word) == 1 else word) for word in rest),
+        ]
+        says_its_unit = _singular(words[-1]) == _singular(self.unit)
+        return " ".join(words) if not self.unit or says_its_unit else f"{' '.join(words)} ({self.unit})"
 
     def type_name(self) -> str:
         return type(self).__name__.lower()
+
+
+CAPITALS = {"llm": "LLM", "sd": "SD"}  # words of parameter names written in capitals in a label
+
+
+def _singular(word: str) -> str:
+    return word.removesuffix("s")
 
 
 @dataclass(frozen=True)

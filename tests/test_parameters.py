@@ -216,3 +216,39 @@ def test_published_numbers_are_read_and_stated_with_their_units():
     with pytest.raises(KeyError, match="no 'total_cost' for 'nobody' in rep-beer-fig1"):
         beer.value("total_cost", "nobody")
     assert papers.numbers("no-such-figure").rows.empty
+
+
+@pytest.mark.parametrize(
+    ("param", "label"),
+    [
+        (Integer("rounds", 20, 1, 50, doc="horizon", unit="rounds"), "rounds"),
+        (Integer("step_round", 4, 1, 50, doc="shock round", unit="round"), "step round"),
+        (Real("duration_s", 60, 1, 600, doc="length", unit="s"), "duration (s)"),
+        (Real("delay_b", 0, 0, 60, doc="B's delay", unit="s"), "delay B (s)"),
+        (Integer("max_llm_calls", 50, 0, 500, doc="cap", unit="calls"), "max LLM calls"),
+        (Real("price_sd", 3, 0, 10, doc="spread", unit="$"), "price SD ($)"),
+        (Real("p", 0.9, 0, 1, doc="probability"), "p"),
+        (COST, "cost ($)"),
+    ],
+)
+def test_a_label_is_the_name_in_words_with_a_unit_it_does_not_already_say(param, label):
+    assert param.label() == label
+
+
+def test_every_declared_parameter_has_a_label_that_reads_as_words():
+    """No "seasons (seasons)", no "duration s (s)", no "max llm calls" on any control of any model."""
+    from coordkit.families import import_families
+    from coordkit.model import registered
+
+    import_families()
+    odd = []
+    for model in registered().values():
+        for param in model.parameters:
+            label = param.label()
+            words, _, unit = label.partition(" (")
+            unit = unit.removesuffix(")")
+            said = {word.lower().removesuffix("s") for word in words.split()}
+            if unit and unit.lower().removesuffix("s") in said or "_" in label or " s " in f" {words} ":
+                odd.append(f"{model.__name__}.{param.name}: {label!r}")
+            odd += [f"{model.__name__}.{param.name}: {label!r}" for word in ("llm", "sd") if word in words.split()]
+    assert not odd, "labels that do not read as English:\n" + "\n".join(odd)
