@@ -20,8 +20,11 @@ import altair as alt
 import pandas as pd
 import vl_convert
 
+from coordkit import chart_checks
+
 THEME = "coordkit"
 RENDERERS = ("svg", "png", "html-inline")
+NEUTRAL = "#333333"  # a line outside any colour legend: dark grey, which no categorical scheme of the kit's has
 SAVE_FORMATS = (".svg", ".png")
 WIDTH = 520
 HEIGHT = 240
@@ -103,7 +106,8 @@ def setup(renderer: str = "svg") -> None:
     - ``"html-inline"``: interactive (tooltips, zoom) with the Vega JavaScript embedded in every chart
       (about 0.9 MB each, no CDN); needs a trusted notebook.
 
-    Altair's 5,000-row limit is kept on purpose: aggregate in pandas before charting.
+    Altair's 5,000-row limit is kept on purpose: aggregate in pandas before charting. Every chart drawn is checked
+    for marks in a legend's colour that are not in the legend (:mod:`coordkit.chart_checks`, a warning).
     """
     if renderer not in RENDERERS:
         raise ValueError(f"unknown renderer {renderer!r}; choose one of {', '.join(RENDERERS)}")
@@ -115,6 +119,18 @@ def setup(renderer: str = "svg") -> None:
     else:
         alt.renderers.register("coordkit-html-inline", _inline_html_renderer)
         alt.renderers.enable("coordkit-html-inline")
+    alt.renderers.register(f"coordkit-checked-{renderer}", _checked(alt.renderers.get()))  # (its options bound)
+    alt.renderers.enable(f"coordkit-checked-{renderer}")
+
+
+def _checked(render):
+    """``render``, after a check of the chart's colours (chart_checks.warn_about)."""
+
+    def checked(spec: dict, **metadata):
+        chart_checks.warn_about(spec)
+        return render(spec, **metadata)
+
+    return checked
 
 
 def save(chart: alt.typing.ChartType, path: str | Path) -> Path:

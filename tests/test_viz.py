@@ -1,6 +1,7 @@
 """The coordkit Altair theme, offline renderers, saving, and the shared chart builders."""
 
 import re
+import warnings
 
 import altair as alt
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 import vl_convert
 
 from coordkit import viz
+from coordkit.chart_checks import ChartWarning, colour_collisions
 from coordkit.figures import all_figures
 
 
@@ -38,7 +40,28 @@ def test_setup_registers_and_enables_the_theme_and_svg_renderer():
     viz.setup()  # idempotent
     assert "coordkit" in alt.theme.names()
     assert alt.theme.active == "coordkit"
-    assert alt.renderers.active == "svg"
+    assert alt.renderers.active == "coordkit-checked-svg"  # Altair's svg renderer, after a check of the colours
+
+
+def test_a_mark_in_a_legends_colour_that_is_not_in_the_legend_is_warned_about(small_chart):
+    """The fish stock drawn in the first company's blue beside the companies' legend: warned about when drawn, as
+    is a fixed colour given by hand; a legend's own marks, another colour, and a black rule are not."""
+    viz.setup()
+    fleets = pd.DataFrame({"x": [0, 1, 0, 1], "y": [1, 2, 2, 1], "company": ["a", "a", "b", "b"]})
+    boats = viz.lines(fleets, "x", "y", color="company")
+    stock = pd.DataFrame({"x": [0, 1], "y": [3, 1]})
+    with pytest.warns(ChartWarning, match="#4c78a8, the colour of company = 'a'"):
+        (viz.lines(stock, "x", "y") & boats)._repr_mimebundle_()
+    orange = viz.lines(stock, "x", "y").mark_line(color="#F58518")
+    assert colour_collisions((orange & boats).to_dict()) == [
+        "a line mark is drawn in #f58518, the colour of company = 'b' in the legend of company"
+    ]
+    grey = viz.lines(stock, "x", "y").mark_line(color="#333333")
+    rule = alt.Chart(stock).mark_rule().encode(y="y")
+    assert colour_collisions((grey & boats & rule).to_dict()) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (grey & boats)._repr_mimebundle_()
 
 
 def test_theme_shapes_every_chart(small_chart):

@@ -14,7 +14,8 @@ The machinery lives in the modules beside this one, re-exported here:
 - ``lab_server``: the JupyterLab server, Chromium and new pages, the repository's notebooks, ``skip_reason``;
 - ``lab_notebook``: opening a notebook, Run All Cells, saving, and the cells' outputs;
 - ``lab_checks``: what must not be seen: tracebacks, undisplayable widgets, outputs too wide, dollars drawn as math;
-- ``lab_charts``: the charts in the outputs, whether they are drawn, and whether their text shows whole;
+- ``lab_charts``: the charts in the outputs, whether they are drawn, whether their text shows whole, and what they hide
+  (a line squashed by another's scale, a colour shared with a legend it is not in);
 - ``lab_panels``: the panels, their controls, and changing a control and waiting for the panel to run again;
 - ``lab_screenshots``: screenshots under test-artifacts/browser/, taken when a block fails.
 
@@ -23,7 +24,7 @@ A JavaScript handle on the application (``window.jupyterapp``, exposed by the se
 kernel's status and the cells' outputs; everything else goes through the page as a user sees it.
 """
 
-from lab_charts import Chart, charts, cut_text, wait_for_charts_loaded, wait_for_live_charts
+from lab_charts import Chart, charts, cut_text, hidden_shapes, wait_for_charts_loaded, wait_for_live_charts
 from lab_checks import (
     Problem,
     dollars_shown_as_math,
@@ -95,6 +96,7 @@ __all__ = [
     "Chart",
     "charts",
     "cut_text",
+    "hidden_shapes",
     "wait_for_charts_loaded",
     "wait_for_live_charts",
     # lab_panels

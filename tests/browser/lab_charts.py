@@ -178,3 +178,75 @@ def wait_for_live_charts(page, timeout: float = 30.0) -> None:
     except Exception as error:  # playwright's TimeoutError
         waiting = page.evaluate(script)
         raise AssertionError(f"{waiting} live charts not drawn by Vega after {timeout:.0f} s") from error
+
+
+# What a chart hides (CONTRIBUTING.md, step 5): a line squashed flat by another on the same axis (its values span
+# under a tenth of the plot's height while another line spans over half: two scales on one axis). Read from each
+# chart drawn as SVG (an image's source, a live chart's view, an inline SVG) in a scratch element, where Vega's marks
+# keep their names (`layer_0_marks`) and roles. (A mark in a legend's colour that is not in the legend is a warning
+# of the kernel's, coordkit.chart_checks, which the checks of the outputs catch.)
+_JS_HIDDEN_SHAPES = r"""
+async (root) => {
+    const svgOfImage = img => {
+        const src = img.getAttribute('src') || '';
+        if (src.startsWith('data:image/svg+xml;base64,')) {
+            const bytes = Uint8Array.from(atob(src.slice(src.indexOf(',') + 1)), c => c.charCodeAt(0));
+            return new TextDecoder().decode(bytes);
+        }
+        if (src.startsWith('data:image/svg+xml,')) return decodeURIComponent(src.slice(src.indexOf(',') + 1));
+        return null;
+    };
+    const scratch = document.createElement('div');
+    scratch.style.cssText = 'position: absolute; left: -20000px; top: 0';
+    document.body.append(scratch);
+    const found = [];
+    try {
+        for (const {el, tag, cell, panel} of (ELEMENTS)(root)) {
+            let svg = el;
+            if (tag === 'img') {
+                const source = svgOfImage(el);
+                if (source === null) continue;
+                scratch.innerHTML = source;
+                svg = scratch.querySelector('svg');
+            } else if (tag === 'canvas') {
+                const view = el.closest('.coordkit-live-chart')?.vegaView;
+                if (!view) continue;
+                scratch.innerHTML = await view.toSVG();
+                svg = scratch.querySelector('svg');
+            }
+            if (!svg) continue;
+            const where = {cell, panel, kind: tag === 'canvas' ? 'live chart' : tag === 'img' ? 'image' : 'inline SVG'};
+            // squashed lines: each line (a path of a line or area mark) against the plot it is drawn in
+            for (const plot of svg.querySelectorAll('g.mark-group.role-frame, g.mark-group.role-scope')) {
+                const background = plot.querySelector(':scope > g > path.background');
+                const height = background ? background.getBBox().height : 0;
+                if (!height) continue;
+                const lines = [...plot.querySelectorAll(':scope > g > g > g:is(.mark-line, .mark-area) > path')];
+                const spans = lines.map(line => line.getBBox().height / height);
+                const tallest = Math.max(0, ...spans);
+                spans.forEach((span, i) => {
+                    if (tallest > 0.5 && span > 0.002 && span < 0.1) {
+                        const name = [...lines[i].parentElement.classList].find(c => c.endsWith('_marks')) || 'a line';
+                        const problem = `${name}: a line spans ${(100 * span).toFixed(1)}% of its plot's height beside `
+                            + `one spanning ${(100 * tallest).toFixed(0)}%: two scales on one axis`;
+                        found.push({...where, problem});
+                    }
+                });
+            }
+        }
+    } finally {
+        scratch.remove();
+    }
+    return found;
+}
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
+
+
+def hidden_shapes(page_or_element) -> list[str]:
+    """What the charts in the notebook (or in one element, such as a panel) hide: lines squashed flat by another on
+    the same axis; each as "cell 4 (image): ..."."""
+    if hasattr(page_or_element, "element_handle"):
+        found = page_or_element.element_handle().evaluate(_JS_HIDDEN_SHAPES)
+    else:
+        found = page_or_element.evaluate(f"() => ({_JS_HIDDEN_SHAPES})(document.querySelector('.jp-Notebook'))")
+    return [f"cell {f['cell']} ({_where(f)}): {f['problem']}" for f in found]

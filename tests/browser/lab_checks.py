@@ -25,7 +25,8 @@ def _strip_ansi(text: str) -> str:
 
 
 def errors_in_outputs(cells: list[dict]) -> list[Problem]:
-    """Tracebacks in the outputs (error outputs, or stderr with a Traceback); harmless stderr is left alone."""
+    """Tracebacks in the outputs (error outputs, or stderr with a Traceback), and warnings that a chart hides what it
+    shows (coordkit.chart_checks); other stderr is left alone."""
     problems = []
     for cell in cells:
         for output in cell["outputs"]:
@@ -35,7 +36,10 @@ def errors_in_outputs(cells: list[dict]) -> list[Problem]:
                 problems.append(Problem(cell["index"], "error", f"{output['ename']}: {output['evalue']}\n{trace}"))
             elif kind == "stream" and output.get("name") == "stderr":
                 text = _strip_ansi("".join(output.get("text", "")))
-                if "Traceback (most recent call last)" in text or re.search(r"^\w+(Error|Exception): ", text, re.M):
+                traceback = "Traceback (most recent call last)" in text or re.search(
+                    r"^\w+(Error|Exception): ", text, re.M
+                )
+                if traceback or "ChartWarning" in text:
                     problems.append(Problem(cell["index"], "stderr", text))
     return problems
 

@@ -76,7 +76,9 @@ async () => {
         for (const control of panel.querySelectorAll(
             '.coordkit-panel-controls > .widget-slider, .coordkit-panel-controls > .widget-dropdown,' +
             ' .coordkit-panel-controls > .widget-checkbox')) {
-            const labels = [...control.querySelectorAll('label')].map(l => l.innerText.trim()).filter(Boolean);
+            // (a checkbox's first label is a hidden zero-width space; its description sits beside the box)
+            const labels = [...control.querySelectorAll('label')].map(l => plain(l.innerText.replace(/\u200b/g, '')))
+                .filter(Boolean);
             settings[labels[0] ?? ''] = controlValue(control);
         }
         const parts = [];

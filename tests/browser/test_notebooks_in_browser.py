@@ -1,7 +1,8 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
 For each notebook: Run All Cells; no cell shows an error; every chart is drawn; no output is wider than the column,
-no chart text is cut by an ellipsis or clipped at the chart's edge, and no dollar sign is drawn as math; every panel
+no chart text is cut by an ellipsis or clipped at the chart's edge, no dollar sign is drawn as math, and no chart hides
+its shape (a line squashed flat by another's scale, a mark in a colour of a legend it is not in); every panel
 is there; then each control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel
 must run again without an error each time (its chart changes, or, when the result is legitimately the same, its
 status line goes through "running…" to "done in …" again), and still fit the column with its chart text whole.
@@ -93,6 +94,8 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
         assert not cut, f"{name}: chart text cut or clipped:\n" + "\n".join(cut)
         maths = lab.dollars_shown_as_math(page)
         assert not maths, f"{name}: dollar amounts drawn as math: {maths}"
+        hidden = lab.hidden_shapes(page)
+        assert not hidden, f"{name}: charts that hide what they show:\n" + "\n".join(hidden)
 
     failures, notes = [], []
     cells_of_panels = {chart.panel: chart.cell for chart in drawn if chart.panel >= 0}
@@ -175,7 +178,7 @@ def _chart_problems(page, panel, cell: int | None) -> list[str]:
     """What a panel shows after a change that a reader must not see: chart text cut or clipped, an output wider than
     the column."""
     wide = [f"wider than the column: {found}" for found in lab.too_wide(page) if found.startswith(f"cell {cell}:")]
-    return [f"chart text {found}" for found in lab.cut_text(panel)] + wide
+    return [f"chart text {found}" for found in lab.cut_text(panel)] + lab.hidden_shapes(panel) + wide
 
 
 def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder, name: str, panel_count: int) -> None:
@@ -272,15 +275,21 @@ long = pd.DataFrame({"label": ["w" * 60]})  # a legend label past its limit, and
 alt.Chart(long, width=100, height=40, autosize="none").mark_text(align="left", x=60, y=20).encode(
     text=alt.Text("label:N"), color=alt.Color("label:N")
 )""",
+    """squashed = pd.DataFrame({"x": [0, 1, 2] * 2, "y": [0, 600, 0, 0, 25, 20], "law": ["big"] * 3 + ["small"] * 3})
+viz.lines(squashed, "x", "y", color="law", title="two scales on one axis")""",
+    """stock = viz.lines(pd.DataFrame({"x": [0, 1], "y": [3, 1]}), "x", "y", title="one colour, two meanings")
+fleets = pd.DataFrame({"x": [0, 1, 0, 1], "y": [1, 2, 2, 1], "company": ["a", "a", "b", "b"]})
+stock & viz.lines(fleets, "x", "y", color="company")""",
     "1 / 0",
 ]
 
 
 def test_the_checks_see_errors(page, jupyter_lab):
-    """The checks above can fail: a traceback is caught and a warning is not, a panel that reruns is seen to, an
-    "error:" status is caught, and so are an output wider than the column, dollar signs drawn as math, and chart
-    text cut by an ellipsis or clipped at the chart's edge, in an image and in a live chart (on a scratch notebook in
-    the server's temporary copy, not in notebooks/)."""
+    """The checks above can fail: a traceback is caught and a warning is not (unless it says a chart hides what it
+    shows), a panel that reruns is seen to, an "error:" status is caught, and so are an output wider than the column,
+    dollar signs drawn as math, chart text cut by an ellipsis or clipped at the chart's edge, in an image and in a live
+    chart, and a line squashed by another's scale (on a scratch notebook in the server's temporary copy, not in
+    notebooks/)."""
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": source.removeprefix("markdown: ")}
         if source.startswith("markdown: ")
@@ -294,8 +303,9 @@ def test_the_checks_see_errors(page, jupyter_lab):
     lab.open_notebook(page, jupyter_lab, "_self_check.ipynb")
     lab.run_all(page)
     problems = lab.errors_in_outputs(lab.cell_outputs(page))
-    assert [(problem.cell, problem.kind) for problem in problems] == [(5, "error")]
-    assert "ZeroDivisionError" in problems[0].text
+    assert [(problem.cell, problem.kind) for problem in problems] == [(6, "stderr"), (7, "error")]
+    assert "ChartWarning" in problems[0].text and "the colour of company = 'a'" in problems[0].text
+    assert "ZeroDivisionError" in problems[1].text
     assert len(lab.error_outputs_in_page(page)) == 1
     assert lab.scroll_to_first_error(page)
     assert [wide.split(":")[0] for wide in lab.too_wide(page)] == ["cell 2"]
@@ -304,6 +314,8 @@ def test_the_checks_see_errors(page, jupyter_lab):
     assert any(found.startswith("cell 4 (image): 'www") and found.endswith("…' cut") for found in cut), cut
     assert any(found.startswith("cell 4 (image): 'www") and "px past the right edge" in found for found in cut), cut
     assert not [found for found in cut if not found.startswith("cell 4 ")], cut
+    hidden = lab.hidden_shapes(page)
+    assert [found.split(":")[0] for found in hidden] == ["cell 5 (image)"] and "two scales on one axis" in hidden[0]
 
     lab.wait_for_panels(page, 1)
     panel = lab.panels(page).first

@@ -31,9 +31,6 @@ def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str, width
     return alt.layer(line, band, width=width, height=220)  # the line first: the legend shows lines
 
 
-STOCK_COLOR = "#333333"  # the fish: dark grey, a colour no company's line (tableau20) has
-
-
 def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
     """A dashed horizontal rule at the viability threshold (Fig. 2B)."""
     rule = pd.DataFrame({"threshold": [threshold]})
@@ -88,7 +85,7 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
         f"margin {result['profit_margin']:.0%}",
     ]
     stock = viz.lines(seasons[["season", "population"]], "season", "population", title=headline, y_title="fish")
-    stock = stock.mark_line(color=STOCK_COLOR, point=alt.OverlayMarkDef(color=STOCK_COLOR))  # not a company's colour
+    stock = stock.mark_line(color=viz.NEUTRAL, point=alt.OverlayMarkDef(color=viz.NEUTRAL))  # not a company's colour
     viable = threshold_rule(threshold * seasons["population"].iloc[0])
     fleets = frame[["season", "company", "boats"]]
     boats = viz.lines(fleets, "season", "boats", color="company", title="Boats by company", y_title="boats")

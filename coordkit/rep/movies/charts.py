@@ -289,8 +289,10 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
         verdict,
         f"${model.group_price:.2f} at {model.group_time:.2f} h",
     ]
-    line = viz.lines(frame, "round", CONSENSUS, title=viz.title(lines, width)).encode(
-        y=alt.Y(CONSENSUS, scale=alt.Scale(domain=[0, 100]))
+    line = (
+        viz.lines(frame, "round", CONSENSUS, title=viz.title(lines, width))
+        .mark_line(color=viz.NEUTRAL, point=alt.OverlayMarkDef(color=viz.NEUTRAL))  # not the "joins" blue
+        .encode(y=alt.Y(CONSENSUS, scale=alt.Scale(domain=[0, 100])))
     )
     layers = [_threshold_rule(100 * model.convergence_threshold), line]
     if summary["converged"]:
