@@ -268,3 +268,17 @@ def kernel_ms(status: str) -> float | None:
     if not match:
         return None
     return float(match[1]) * (1 if match[2] == "ms" else 1000)
+
+
+def label_problem(label: str) -> str | None:
+    """Why a control's label does not read as English ("seasons (seasons)": a unit the words already say; "duration s
+    (s)": a unit's symbol left in the words; "max llm calls": an acronym in small letters), or None."""
+    words, _, unit = label.partition(" (")
+    said = {word.lower().removesuffix("s") for word in words.split()}
+    if unit and unit.removesuffix(")").lower().removesuffix("s") in said:
+        return "says its unit twice"
+    if " s " in f" {words} " or "_" in label:
+        return "keeps a name's underscore or unit symbol"
+    if {"llm", "sd"} & set(words.split()):
+        return "writes an acronym in small letters"
+    return None

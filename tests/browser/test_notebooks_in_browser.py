@@ -1,9 +1,10 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
-For each notebook: Run All Cells; no cell shows an error; every chart is drawn; no output is wider than the column,
-no chart text is cut by an ellipsis or clipped at the chart's edge, no dollar sign is drawn as math, and no chart hides
-its shape (a line squashed flat by another's scale, a mark in a colour of a legend it is not in); every panel
-is there; then each control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel
+For each notebook: Run All Cells; no cell shows an error (nor a warning that a chart hides what it shows); every chart
+is drawn; no output is wider than the column, no chart text is cut by an ellipsis or clipped at the chart's edge, no
+dollar sign is drawn as math, and no chart hides its shape (a line squashed flat by another's scale); every panel is
+there, every control's label reads as English ("seasons", not "seasons (seasons)") and no code cell shows nbval's
+markers; then each control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel
 must run again without an error each time (its chart changes, or, when the result is legitimately the same, its
 status line goes through "running…" to "done in …" again), and still fit the column with its chart text whole.
 Controls that ran again with the same chart are listed in the session's summary ("notes"): not failures, but worth a
@@ -96,6 +97,8 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
         assert not maths, f"{name}: dollar amounts drawn as math: {maths}"
         hidden = lab.hidden_shapes(page)
         assert not hidden, f"{name}: charts that hide what they show:\n" + "\n".join(hidden)
+        markers = page.locator(".jp-Notebook .jp-InputArea-editor", has_text="NBVAL").count()
+        assert not markers, f"{name}: {markers} code cells show nbval's markers (tag the cells instead)"
 
     failures, notes = [], []
     cells_of_panels = {chart.panel: chart.cell for chart in drawn if chart.panel >= 0}
@@ -117,6 +120,8 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
             failures.append(f"{where}: no controls; screenshot: {lab.screenshot_element(panel, stem, f'panel{index}')}")
         for position, control in enumerate(controls):
             what = f"{where}, control {position} ({control.kind} {control.label!r})"
+            if lab.label_problem(control.label):
+                failures.append(f"{what}: the label {lab.label_problem(control.label)}")
             if lab.is_inactive(control):  # greyed out: the other values make it irrelevant, and a user cannot move it
                 inactive += 1
                 notes.append(f"  note: {what}: inactive at the values it was reached with")
@@ -178,7 +183,9 @@ def _chart_problems(page, panel, cell: int | None) -> list[str]:
     """What a panel shows after a change that a reader must not see: chart text cut or clipped, an output wider than
     the column."""
     wide = [f"wider than the column: {found}" for found in lab.too_wide(page) if found.startswith(f"cell {cell}:")]
-    return [f"chart text {found}" for found in lab.cut_text(panel)] + lab.hidden_shapes(panel) + wide
+    # (not `hidden_shapes`: after a change, a run's own extremes, a factory ordering 300 cases, can rightly flatten the
+    # other stages' lines; the check holds for each chart as the notebook first draws it)
+    return [f"chart text {found}" for found in lab.cut_text(panel)] + wide
 
 
 def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder, name: str, panel_count: int) -> None:
