@@ -1,20 +1,32 @@
 """How long each notebook takes to run top to bottom: the *runs in* column of 00's map.
 
-    .venv/bin/python benchmarks/bench_notebooks.py [PATH_PREFIX ...]
+    .venv/bin/python benchmarks/bench_notebooks.py [--write] [PATH_PREFIX ...]
 
 Runs every notebook under notebooks/, solutions included (or those whose paths from there start with a prefix
 given: ``03``, ``solutions/``), in a fresh kernel, cell by cell as *Run All* does, and prints the wall time of
 each. JupyterLab adds a few seconds of drawing; a shared machine's speed drifts, so measure on a quiet one.
+
+``--write`` also stores the times in data/notebook_times.csv (notebook, seconds, date, machine), replacing the
+rows of the notebooks measured. Notebook 00 shows that table in a checked output, so refresh 00 afterwards
+(``tools/refresh_notebook.py``).
 """
 
-import sys
+import argparse
+import datetime
+import os
+import platform
 import time
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 from nbclient import NotebookClient
 
+from coordkit.outputs import atomic
+from coordkit.paths import DATA
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+TABLE = DATA / "notebook_times.csv"
 
 
 def run_all_seconds(path: Path) -> float:
@@ -27,9 +39,32 @@ def run_all_seconds(path: Path) -> float:
     return time.perf_counter() - started
 
 
+def machine() -> str:
+    """The machine in a few words: cores, system, Python."""
+    return f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
+
+
+def write(times: dict[str, float]) -> None:
+    """Store ``times`` in the table, replacing those notebooks' rows and keeping the others'."""
+    rows = pd.read_csv(TABLE) if TABLE.exists() else pd.DataFrame(columns=["notebook", "seconds", "date", "machine"])
+    measured = pd.DataFrame(
+        {"notebook": list(times), "seconds": [round(s, 1) for s in times.values()], "date": str(datetime.date.today())}
+    ).assign(machine=machine())
+    rows = pd.concat([rows[~rows["notebook"].isin(times)], measured]).sort_values("notebook")
+    with atomic(TABLE) as temporary:
+        rows.to_csv(temporary, index=False)
+
+
 if __name__ == "__main__":
-    prefixes = tuple(sys.argv[1:]) or ("",)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="*", default=[""], metavar="PATH_PREFIX")
+    parser.add_argument("--write", action="store_true", help=f"store the times in {TABLE.relative_to(DATA.parent)}")
+    arguments = parser.parse_args()
+    times = {}
     for path in sorted(NOTEBOOKS.rglob("*.ipynb")):
         name = path.relative_to(NOTEBOOKS).as_posix()
-        if name.startswith(prefixes) and ".ipynb_checkpoints" not in name:
-            print(f"{name:52} {run_all_seconds(path):5.1f} s", flush=True)
+        if name.startswith(tuple(arguments.prefixes)) and ".ipynb_checkpoints" not in name:
+            times[name] = run_all_seconds(path)
+            print(f"{name:52} {times[name]:5.1f} s", flush=True)
+    if arguments.write:
+        write(times)
