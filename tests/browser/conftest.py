@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: the prose and glossary checks, read in the page
 
 import lab  # noqa: E402 (the folder is put on the path just above)
 

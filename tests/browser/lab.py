@@ -34,7 +34,7 @@ from lab_checks import (
     too_wide,
     widget_errors,
 )
-from lab_notebook import cell_outputs, open_notebook, pending_prompts, run_all, save_notebook
+from lab_notebook import cell_outputs, notebook_json, open_notebook, pending_prompts, run_all, save_notebook
 from lab_panels import (
     STATUS_DONE,
     STATUS_ERROR,
@@ -85,6 +85,7 @@ __all__ = [
     "pending_prompts",
     "save_notebook",
     "cell_outputs",
+    "notebook_json",
     # lab_checks
     "Problem",
     "errors_in_outputs",

@@ -110,3 +110,8 @@ def cell_outputs(page) -> list[dict]:
             return cells;
         }}"""
     )
+
+
+def notebook_json(page) -> dict:
+    """The open notebook as the page holds it (nbformat JSON): its Markdown and this run's outputs."""
+    return page.evaluate(f"() => {JS_NOTEBOOK}().content.model.toJSON()")

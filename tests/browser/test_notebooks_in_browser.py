@@ -1,17 +1,19 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
-For each notebook: Run All Cells; no cell shows an error (nor a warning that a chart hides what it shows); every chart
-is drawn; no output is wider than the column, no chart text is cut by an ellipsis or clipped at the chart's edge, no
-dollar sign is drawn as math, and no chart hides its shape (a line squashed flat by another's scale); every panel is
-there, every control's label reads as English ("seasons", not "seasons (seasons)") and no code cell shows nbval's
-markers; then each control of each panel is changed once (a dropdown or a checkbox is then put back), and the panel
-must run again without an error each time (its chart changes, or, when the result is legitimately the same, its
-status line goes through "running…" to "done in …" again), and still fit the column with its chart text whole.
-Controls that ran again with the same chart are listed in the session's summary ("notes"): not failures, but worth a
-look. Last, the notebook is saved, with its widget state (as ``make lab`` saves it) and without, and each is read as
-readers without a kernel read it: reopened in JupyterLab with no kernel, exported with ``jupyter nbconvert --to html``
-and opened offline, and that page with no JavaScript (as GitHub shows a notebook). Each panel must show there the
-settings its controls held when saved and the charts (their texts) it showed then: never the chart as first drawn.
+For each notebook: Run All Cells; no cell shows an error (nor a warning that a chart hides what it shows); every number
+the prose states has a source in this run's checked outputs, the paper or the kit (tests/test_prose_numbers.py), and
+every term it bolds or links is in the glossary (tests/test_glossary.py); every chart is drawn; no output is wider than
+the column, no chart text is cut by an ellipsis or clipped at the chart's edge, no dollar sign is drawn as math, and no
+chart hides its shape (a line squashed flat by another's scale); every panel is there, every control's label reads as
+English ("seasons", not "seasons (seasons)") and no code cell shows nbval's markers; then each control of each panel is
+changed once (a dropdown or a checkbox is then put back), and the panel must run again without an error each time (its
+chart changes, or, when the result is legitimately the same, its status line goes through "running…" to "done in …"
+again), and still fit the column with its chart text whole. Controls that ran again with the same chart are listed in
+the session's summary ("notes"): not failures, but worth a look. Last, the notebook is saved, with its widget state (as
+``make lab`` saves it) and without, and each is read as readers without a kernel read it: reopened in JupyterLab with no
+kernel, exported with ``jupyter nbconvert --to html`` and opened offline, and that page with no JavaScript (as GitHub
+shows a notebook). Each panel must show there the settings its controls held when saved and the charts (their texts) it
+showed then: never the chart as first drawn.
 
 A failure saves a screenshot under test-artifacts/browser/ and names it in the message; with
 COORDKIT_BROWSER_SCREENSHOTS=1, every panel is photographed there after its controls were changed.
@@ -35,6 +37,8 @@ from pathlib import Path
 import lab
 import lab_saved
 import pytest
+import test_glossary
+import test_prose_numbers
 
 NOTEBOOKS = lab.notebook_names()
 
@@ -69,6 +73,16 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
             lab.scroll_to_first_error(page)
         assert not problems, f"{name}: error output after Run All Cells:\n" + "\n\n".join(problems)
         assert not unrun, f"{name}: cells {unrun} did not run"
+
+    with lab.screenshot_on_failure(page, stem, "prose"):
+        shown = lab.notebook_json(page)
+        unsourced = test_prose_numbers.unsourced(shown["cells"], name) if name != "glossary.ipynb" else []
+        assert not unsourced, f"{name}: numbers the prose states that this run's checked outputs do not print:\n" + (
+            "\n".join(unsourced)
+        )
+        text = "\n\n".join("".join(cell["source"]) for cell in shown["cells"] if cell["cell_type"] == "markdown")
+        undefined = test_glossary.missing_terms(text, test_glossary.glossary_keys()) if name != "glossary.ipynb" else []
+        assert not undefined, f"{name}: terms in bold or linked that the glossary lacks: {undefined}"
 
     expected_panels = lab.panel_cells(name)
     with lab.screenshot_on_failure(page, stem, "panels"):
