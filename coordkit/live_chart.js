@@ -8,7 +8,7 @@
 // keeps, then shows what the reader saw.
 
 const LABEL_SNAPSHOT_AFTER_MS = 5000;
-const SEND_SNAPSHOT_AFTER_MS = 300;
+const SEND_SNAPSHOT_AFTER_MS = 1000; // once the reader has paused: not between the changes of a burst
 const asked = new WeakSet(); // the models that have asked their kernel for Vega
 
 function loadVega(model) {
@@ -163,11 +163,11 @@ export default {
         if (!result || mine !== latest || model.get("snapshot_serial") === serial) return;
         const svg = await result.view.toSVG();
         if (mine !== latest) return;
-        model.set({ snapshot: svg, snapshot_serial: serial });
+        model.set({ snapshot: svg, snapshot_serial: serial }); // in the page's widget state, which a save keeps
         try {
-          model.save_changes();
+          model.send({ type: "snapshot", serial, svg }); // to the kernel, which (unlike a synced change) echoes nothing
         } catch {
-          // no kernel (a saved notebook reopened): the snapshot stays in the page's widget state
+          // no kernel (a saved notebook reopened)
         }
       }, SEND_SNAPSHOT_AFTER_MS);
     };

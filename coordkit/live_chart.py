@@ -26,8 +26,9 @@ class LiveChart(anywidget.AnyWidget):
 
     The page gets Vega from the kernel, once, as vl-convert's offline bundle: nothing comes from a CDN.
     `snapshot` (static HTML, such as an SVG) shows until Vega is there, and stays where no kernel answers:
-    in a saved notebook reopened. Each spec has a `serial`; once the page has drawn one, it sends the chart back as
-    SVG, as `snapshot`, with that `snapshot_serial` (for the panel's static view, coordkit.static_view).
+    in a saved notebook reopened. Each spec has a `serial`; once the page has drawn one and the reader has paused, it
+    sends the chart back as SVG, its `snapshot`, with that `snapshot_serial` (for the panel's static view,
+    coordkit.static_view), in a message rather than a synced change, which ipywidgets would echo back to the page.
     """
 
     _esm = Path(__file__).with_name("live_chart.js")
@@ -58,6 +59,8 @@ class LiveChart(anywidget.AnyWidget):
     def _answer(self, _widget, content: dict, _buffers) -> None:
         if content.get("type") == "need-vega":
             self.send({"type": "vega-bundle", "code": viz.vega_bundle()})
+        elif content.get("type") == "snapshot":  # the page has it already: set here without sending it back
+            self.set_state({"snapshot": content["svg"], "snapshot_serial": content["serial"]})
 
 
 def spec_of(chart: alt.TopLevelMixin, *, validate: bool = False) -> dict:

@@ -379,7 +379,8 @@ def charts_in(view: str) -> list[str]:
 
 def page_sends(chart: LiveChart, svg: str, serial: int | None = None) -> None:
     """What the page does once it has drawn a chart: send it back as SVG, with the serial of the spec drawn."""
-    chart.set_state({"snapshot": svg, "snapshot_serial": chart.serial if serial is None else serial})
+    message = {"type": "snapshot", "svg": svg, "serial": chart.serial if serial is None else serial}
+    chart._handle_custom_msg(message, [])
 
 
 def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
