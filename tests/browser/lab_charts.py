@@ -56,18 +56,26 @@ _JS_CHARTS = r"""
 }
 """.replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
 
+# An <img>'s SVG source (a data URI, base64 in UTF-8 or percent-encoded), or null (a PNG, a file).
+JS_SVG_OF_IMAGE = r"""
+(img) => {
+    const src = img.getAttribute('src') || '';
+    if (src.startsWith('data:image/svg+xml;base64,')) {
+        const bytes = Uint8Array.from(atob(src.slice(src.indexOf(',') + 1)), c => c.charCodeAt(0));
+        return new TextDecoder().decode(bytes);
+    }
+    if (src.startsWith('data:image/svg+xml,')) return decodeURIComponent(src.slice(src.indexOf(',') + 1));
+    return null;
+}
+""".strip()
+
 # Each chart's texts as the page draws them, in its own fonts: an image's SVG source and a live chart's view (as SVG,
 # `view.toSVG()`, laid out as on its canvas) are drawn into a scratch element off screen, an inline SVG is read where
 # it is. A text is cut if a line of it ends in "…" that its data did not hold (Vega cuts a label longer than its
 # limit), clipped if its box reaches more than a pixel past the chart's edge.
 _JS_CUT_TEXT = r"""
 async (root) => {
-    const svgOfImage = img => {
-        const src = img.getAttribute('src') || '';
-        if (src.startsWith('data:image/svg+xml;base64,')) return atob(src.slice(src.indexOf(',') + 1));
-        if (src.startsWith('data:image/svg+xml,')) return decodeURIComponent(src.slice(src.indexOf(',') + 1));
-        return null;  // a PNG: its text cannot be read
-    };
+    const svgOfImage = SVG_OF_IMAGE;
     const textsInData = (item, kept) => {  // a live chart's texts that end in "…" before Vega draws them
         const lines = item.text === undefined ? [] : [item.text].flat().map(String);
         lines.filter(line => line.trim().endsWith('…')).forEach(line => kept.add(line.trim()));
@@ -120,7 +128,7 @@ async (root) => {
     }
     return found;
 }
-""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
 
 
 @dataclass
@@ -187,15 +195,7 @@ def wait_for_live_charts(page, timeout: float = 30.0) -> None:
 # of the kernel's, coordkit.chart_checks, which the checks of the outputs catch.)
 _JS_HIDDEN_SHAPES = r"""
 async (root) => {
-    const svgOfImage = img => {
-        const src = img.getAttribute('src') || '';
-        if (src.startsWith('data:image/svg+xml;base64,')) {
-            const bytes = Uint8Array.from(atob(src.slice(src.indexOf(',') + 1)), c => c.charCodeAt(0));
-            return new TextDecoder().decode(bytes);
-        }
-        if (src.startsWith('data:image/svg+xml,')) return decodeURIComponent(src.slice(src.indexOf(',') + 1));
-        return null;
-    };
+    const svgOfImage = SVG_OF_IMAGE;
     const scratch = document.createElement('div');
     scratch.style.cssText = 'position: absolute; left: -20000px; top: 0';
     document.body.append(scratch);
@@ -239,7 +239,7 @@ async (root) => {
     }
     return found;
 }
-""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip())
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
 
 
 def hidden_shapes(page_or_element) -> list[str]:

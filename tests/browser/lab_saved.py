@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import nbformat
+from lab_charts import JS_SVG_OF_IMAGE
 from lab_server import JupyterLab
 from nbconvert import HTMLExporter
 
@@ -31,10 +32,8 @@ async () => {
         return chart.querySelector('.coordkit-live-chart-snapshot svg');
     };
     const imageSvg = img => {  // an <img> of an SVG data URI, parsed
-        const src = img.getAttribute('src') || '';
-        if (!src.startsWith('data:image/svg+xml;base64,')) return null;
-        const bytes = Uint8Array.from(atob(src.slice(src.indexOf(',') + 1)), c => c.charCodeAt(0));
-        return new DOMParser().parseFromString(new TextDecoder().decode(bytes), 'image/svg+xml').documentElement;
+        const source = (SVG_OF_IMAGE)(img);
+        return source && new DOMParser().parseFromString(source, 'image/svg+xml').documentElement;
     };
     const partTexts = async el => {
         if (el.matches('svg')) return svgTexts(el);
@@ -95,7 +94,7 @@ async () => {
         a.order.compareDocumentPosition(b.order) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
     return ordered.map(({key, how, settings, parts}) => ({key, how, settings, parts}));
 }
-"""
+""".replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
 
 # In a live page: whether every panel's static view (hidden, in the notebook) holds the settings its controls show.
 JS_STATIC_VIEWS_CURRENT = r"""
