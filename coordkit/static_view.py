@@ -3,14 +3,15 @@ its controls hold.
 
 A panel is shown as two outputs. The first is the live widget. The second, its *static view*, is plain HTML that
 survives JupyterLab's sanitiser (a notebook from someone else is untrusted): a line naming every control's value,
-and each chart as an SVG image (a data URI; a table as HTML). In the live page the
-panel's :class:`LiveMark` hides the static view, so it is not seen twice; a reader without the widget (``jupyter
-nbconvert --to html`` offline, GitHub, nbviewer, a notebook reopened without its widget state) sees it instead.
+and each chart as an SVG image (a data URI; a table as HTML). In the live page the panel's :class:`LiveMark` hides
+the static view, so it is not seen twice; a reader without the widget (``jupyter nbconvert --to html`` offline,
+GitHub, nbviewer, JupyterLab without a kernel) sees it instead.
 
-The static view follows the controls. Each time the panel's charts change, the page draws them and then sends each
-chart's SVG (``view.toSVG()``, what the reader saw) back to its :class:`~coordkit.live_chart.LiveChart`; once every
-chart of the latest run has come back, the view is replaced in place (``update_display``), so that the notebook
-saved next holds it. Nothing is drawn in the kernel for this after the first view: a panel stays as quick as its run.
+The static view follows the controls. Each time the panel's charts change, the page draws them and, once the reader
+has paused (a second), sends each chart's SVG (``view.toSVG()``, what the reader saw) back to its
+:class:`~coordkit.live_chart.LiveChart`; once every chart of the latest run has come back, the view is replaced in
+place (``update_display``), so that the notebook saved next holds it. Nothing is drawn in the kernel for this after
+the first view: a panel stays as quick as its run.
 """
 
 import base64
