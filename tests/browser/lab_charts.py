@@ -69,13 +69,27 @@ JS_SVG_OF_IMAGE = r"""
 }
 """.strip()
 
+# A chart element as an SVG element: an inline SVG as it is, an image's SVG source or a live chart's view (as SVG,
+# `view.toSVG()`, laid out as on its canvas) drawn into `scratch`, an element off screen; null for a PNG or a live
+# chart Vega has not drawn.
+_JS_SVG_OF_CHART = r"""
+async (el, tag, scratch) => {
+    if (tag === 'svg') return el;
+    const view = tag === 'canvas' ? el.closest('.coordkit-live-chart')?.vegaView : null;
+    const source = tag === 'img' ? (SVG_OF_IMAGE)(el) : view ? await view.toSVG() : null;
+    if (source === null) return null;
+    scratch.innerHTML = source;
+    return scratch.querySelector('svg');
+}
+""".strip().replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
+
 # Each chart's texts as the page draws them, in its own fonts: an image's SVG source and a live chart's view (as SVG,
 # `view.toSVG()`, laid out as on its canvas) are drawn into a scratch element off screen, an inline SVG is read where
 # it is. A text is cut if a line of it ends in "…" that its data did not hold (Vega cuts a label longer than its
 # limit), clipped if its box reaches more than a pixel past the chart's edge.
 _JS_CUT_TEXT = r"""
 async (root) => {
-    const svgOfImage = SVG_OF_IMAGE;
+    const svgOfChart = SVG_OF_CHART;
     const textsInData = (item, kept) => {  // a live chart's texts that end in "…" before Vega draws them
         const lines = item.text === undefined ? [] : [item.text].flat().map(String);
         lines.filter(line => line.trim().endsWith('…')).forEach(line => kept.add(line.trim()));
@@ -88,22 +102,11 @@ async (root) => {
     const found = [];
     try {
         for (const {el, tag, cell, panel} of (ELEMENTS)(root)) {
-            let svg = el, kept = new Set(), kind = 'inline SVG';
-            if (tag === 'img') {
-                const source = svgOfImage(el);
-                if (source === null) continue;
-                scratch.innerHTML = source;
-                svg = scratch.querySelector('svg');
-                kind = 'image';
-            } else if (tag === 'canvas') {
-                const view = el.closest('.coordkit-live-chart')?.vegaView;
-                if (!view) continue;
-                scratch.innerHTML = await view.toSVG();
-                svg = scratch.querySelector('svg');
-                kept = textsInData(view.scenegraph().root, kept);
-                kind = 'live chart';
-            }
+            const svg = await svgOfChart(el, tag, scratch);
             if (!svg) continue;
+            const kind = tag === 'canvas' ? 'live chart' : tag === 'img' ? 'image' : 'inline SVG';
+            const kept = tag === 'canvas' ? textsInData(el.closest('.coordkit-live-chart').vegaView.scenegraph().root,
+                new Set()) : new Set();
             const frame = svg.getBoundingClientRect();
             for (const text of svg.querySelectorAll('text')) {
                 const spans = [...text.querySelectorAll('tspan')];
@@ -128,7 +131,7 @@ async (root) => {
     }
     return found;
 }
-""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_CHART", _JS_SVG_OF_CHART)
 
 
 @dataclass
@@ -195,25 +198,14 @@ def wait_for_live_charts(page, timeout: float = 30.0) -> None:
 # of the kernel's, coordkit.chart_checks, which the checks of the outputs catch.)
 _JS_HIDDEN_SHAPES = r"""
 async (root) => {
-    const svgOfImage = SVG_OF_IMAGE;
+    const svgOfChart = SVG_OF_CHART;
     const scratch = document.createElement('div');
     scratch.style.cssText = 'position: absolute; left: -20000px; top: 0';
     document.body.append(scratch);
     const found = [];
     try {
         for (const {el, tag, cell, panel} of (ELEMENTS)(root)) {
-            let svg = el;
-            if (tag === 'img') {
-                const source = svgOfImage(el);
-                if (source === null) continue;
-                scratch.innerHTML = source;
-                svg = scratch.querySelector('svg');
-            } else if (tag === 'canvas') {
-                const view = el.closest('.coordkit-live-chart')?.vegaView;
-                if (!view) continue;
-                scratch.innerHTML = await view.toSVG();
-                svg = scratch.querySelector('svg');
-            }
+            const svg = await svgOfChart(el, tag, scratch);
             if (!svg) continue;
             const where = {cell, panel, kind: tag === 'canvas' ? 'live chart' : tag === 'img' ? 'image' : 'inline SVG'};
             // squashed lines: each line (a path of a line or area mark) against the plot it is drawn in
@@ -239,7 +231,7 @@ async (root) => {
     }
     return found;
 }
-""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
+""".replace("ELEMENTS", _JS_CHART_ELEMENTS.strip()).replace("SVG_OF_CHART", _JS_SVG_OF_CHART)
 
 
 def hidden_shapes(page_or_element) -> list[str]:
