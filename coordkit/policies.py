@@ -140,14 +140,15 @@ def decision_round(
     deciders: Sequence,
     *arguments: Sequence,
     concurrent: bool,
-    max_concurrency: int = aio.DEFAULT_CONCURRENCY,
+    max_concurrency: int | None = None,
 ) -> list:
     """One round of decisions: ``decider.<method>(*args)`` for every decider (with the i-th of each ``arguments``),
     results in order.
 
     With LLM agents (``concurrent``), every ``decider.<method>_async(*args)`` is awaited at once on the kit's event
-    loop, at most ``max_concurrency`` in flight: the agents of a round decide on the same information, so their
-    calls are independent. Without, the calls run one after another, with no event loop involved.
+    loop: the agents of a round decide on the same information, so their calls are independent. The client keeps
+    as many in flight as the provider allows (:mod:`coordkit.llm.throttle`); ``max_concurrency`` caps them further.
+    Without, the calls run one after another, with no event loop involved.
     """
     calls = list(zip(deciders, *arguments, strict=True))
     if not concurrent:
@@ -158,14 +159,15 @@ def decision_round(
 
 def llm_parameters(optional: str, doc: str) -> tuple[Instance, Integer]:
     """The declarations every model with rounds of LLM decisions takes: ``llm``, the client (None: ``optional``,
-    what plays instead; ``doc``: who asks it), and ``max_concurrency``, the bound :func:`decision_round` keeps."""
+    what plays instead; ``doc``: who asks it), and ``max_concurrency``, the cap :func:`decision_round` keeps."""
     return (
         Instance("llm", None, LLMClient, optional=optional, doc=doc),
         Integer(
             "max_concurrency",
-            aio.DEFAULT_CONCURRENCY,
+            None,
             1,
-            256,
+            1024,
+            optional="as many as the provider allows: the client finds its limit",
             doc="with an LLM, the most calls of one round in flight at once",
             unit="calls",
         ),

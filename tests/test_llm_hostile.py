@@ -258,7 +258,7 @@ def test_price_lets_an_unpriced_model_record_within_its_budget(tmp_path, monkeyp
         code = main([*arguments, "--out", str(tmp_path / "run.jsonl"), "--figures-out", str(tmp_path / "f")])
     out = capsys.readouterr().out
     assert code == 0 and "recorded 316 calls" in out and len(server.requests) == 316
-    row = re.search(r"claude-new-9 +316 +0 +0 +0 +(\d+) +(\d+) +\$([\d.]+)", out)
+    row = re.search(r"claude-new-9 +316 +0 +0 +0 +0 +\d+ +(\d+) +(\d+) +\$([\d.]+)", out)
     input_tokens, output_tokens, usd = int(row[1]), int(row[2]), float(row[3])
     assert usd > 0 and usd == pytest.approx((input_tokens * 1 + output_tokens * 5) / 1e6, abs=5e-5)
 

@@ -22,13 +22,15 @@ class LLMError(RuntimeError):
 
     The message is scrubbed of API keys (an upstream may echo the key in its error body), so a client raises it
     ``from None`` and names the underlying error in ``cause`` instead of chaining it. ``retries`` counts the
-    attempts after the first that also failed, for the ledger.
+    attempts after the first that also failed, and ``rate_limited`` the attempts the provider refused as over its
+    limit (429, 529), for the ledger.
     """
 
-    def __init__(self, message: str = "", *, cause: str = "", retries: int = 0):
+    def __init__(self, message: str = "", *, cause: str = "", retries: int = 0, rate_limited: int = 0):
         super().__init__(scrub(str(message)))
         self.cause = cause or type(self).__name__
         self.retries = retries
+        self.rate_limited = rate_limited
 
 
 class StopRun(LLMError):

@@ -8,16 +8,26 @@ latency and faults (rate limits, server errors, hangs, bad bodies) chosen by the
 
 Token counts are a deterministic rough count: whitespace-separated words x 4/3, rounded up, at least 1 — of the
 system prompt and messages for input, and of the reply for output.
+
+Like a provider, it can enforce limits: ``max_in_flight`` (a request beyond it is answered 429 at once, with
+``retry-after`` one request's latency) and ``requests_per_s`` (a token bucket holding one second of requests; every
+answer then carries the quota headers, Anthropic's ``anthropic-ratelimit-requests-*`` or OpenAI's
+``x-ratelimit-*-requests``). :attr:`FakeLLMServer.stats` counts requests, refusals and connections opened; a server
+in another process serves the same at ``GET /fake/stats``. ``python -m coordkit.llm.fake_server --help`` runs one.
 """
 
+import argparse
 import json
 import math
 import socket
 import socketserver
+import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DEFAULT_REPLY = "DECISION: 4\nREASONING: steady demand."
@@ -88,7 +98,9 @@ class FakeLLMServer:
     one entry per arriving request (``None``: answer normally; once it runs out, every request is answered) or
     a function of (request index, request). Request indices count from the server's creation; :meth:`reset`
     clears the record of requests but does not rewind the faults. With ``echo_key``, every error body repeats
-    the API key the request carried, as a careless upstream or proxy might.
+    the API key the request carried, as a careless upstream or proxy might. ``max_in_flight`` and
+    ``requests_per_s`` are a provider's limits (see the module docstring); a refused request is not recorded in
+    :attr:`requests` and takes no fault.
     """
 
     def __init__(
@@ -98,15 +110,23 @@ class FakeLLMServer:
         latency_s: float = 0.0,
         faults: Faults = (),
         echo_key: bool = False,
+        max_in_flight: int | None = None,
+        requests_per_s: float | None = None,
     ):
         self.reply = reply
         self.latency_s = latency_s
         self.faults = faults
         self.echo_key = echo_key
+        self.max_in_flight = max_in_flight
+        self.requests_per_s = requests_per_s
         self.requests: list[FakeRequest] = []
         self.peak_in_flight = 0
+        self.rate_limited = 0  # requests refused as over a limit
+        self.connections = 0  # connections opened by clients
         self._in_flight = 0
         self._arrivals = 0
+        self._bucket = requests_per_s or 0.0  # requests allowed now (a second's worth when full)
+        self._bucket_time = time.monotonic()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -137,10 +157,21 @@ class FakeLLMServer:
             self._server = None
 
     def reset(self) -> None:
-        """Forget the requests received so far and the peak concurrency."""
+        """Forget the requests received so far, the peak concurrency and the counts of :attr:`stats`."""
         with self._lock:
             self.requests.clear()
-            self.peak_in_flight = 0
+            self.peak_in_flight = self.rate_limited = self.connections = 0
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Requests answered, requests refused as over a limit, connections opened, the most requests at once."""
+        with self._lock:
+            return {
+                "requests": len(self.requests),
+                "rate_limited": self.rate_limited,
+                "connections": self.connections,
+                "peak_in_flight": self.peak_in_flight,
+            }
 
     def __enter__(self) -> "FakeLLMServer":
         return self.start()
@@ -160,15 +191,44 @@ class FakeLLMServer:
 
     @contextmanager
     def _in_flight_request(self):
-        """Count a request as being handled, for :attr:`peak_in_flight`."""
+        """Admit a request within the limits, counted for :attr:`peak_in_flight`; yields the seconds after which
+        to retry when it is refused (None when admitted), and the quota headers of its answer."""
         with self._lock:
-            self._in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            retry_after_s = self._over_limit()
+            admitted = retry_after_s is None
+            if admitted:
+                self._in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            else:
+                self.rate_limited += 1
+            quota = self._quota()
         try:
-            yield
+            yield retry_after_s, quota
         finally:
-            with self._lock:
-                self._in_flight -= 1
+            if admitted:
+                with self._lock:
+                    self._in_flight -= 1
+
+    def _over_limit(self) -> float | None:
+        """With the lock held: None if a request may start now, else seconds to wait before retrying."""
+        if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
+            return max(self.latency_s, 0.01)
+        if self.requests_per_s is None:
+            return None
+        now = time.monotonic()
+        self._bucket = min(self.requests_per_s, self._bucket + (now - self._bucket_time) * self.requests_per_s)
+        self._bucket_time = now
+        if self._bucket < 1:
+            return (1 - self._bucket) / self.requests_per_s
+        self._bucket -= 1
+        return None
+
+    def _quota(self) -> dict[str, float] | None:
+        """With the lock held: the requests-per-second quota now (limit, remaining, seconds until full)."""
+        if self.requests_per_s is None:
+            return None
+        full_in_s = (self.requests_per_s - self._bucket) / self.requests_per_s
+        return {"limit": self.requests_per_s, "remaining": math.floor(self._bucket), "reset_s": full_in_s}
 
     def _answer(self, api: "_Api", body: dict, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         """Status, extra headers and body for one well-formed request."""
@@ -232,6 +292,14 @@ class _Api:
 
 
 class _Messages(_Api):
+    def quota_headers(self, quota: dict[str, float]) -> dict[str, str]:
+        reset = datetime.fromtimestamp(time.time() + quota["reset_s"], UTC).isoformat(timespec="milliseconds")
+        return {
+            "anthropic-ratelimit-requests-limit": str(math.floor(quota["limit"])),
+            "anthropic-ratelimit-requests-remaining": str(quota["remaining"]),
+            "anthropic-ratelimit-requests-reset": reset.replace("+00:00", "Z"),
+        }
+
     error_types = {
         "rate_limit": "rate_limit_error",
         "server_error": "api_error",
@@ -260,6 +328,13 @@ class _Messages(_Api):
 
 
 class _ChatCompletions(_Api):
+    def quota_headers(self, quota: dict[str, float]) -> dict[str, str]:
+        return {
+            "x-ratelimit-limit-requests": str(math.floor(quota["limit"])),
+            "x-ratelimit-remaining-requests": str(quota["remaining"]),
+            "x-ratelimit-reset-requests": f"{math.ceil(quota['reset_s'] * 1000)}ms",
+        }
+
     error_types = {
         "rate_limit": "rate_limit_exceeded",
         "server_error": "server_error",
@@ -316,14 +391,24 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(payload, dict) or not payload.get("model") or not isinstance(payload.get("messages"), list):
             return self._send(400, {}, _json(api.error("bad_request", "the request needs a model and a messages list")))
         headers = {name.lower(): value for name, value in self.headers.items()}
-        with self.server.fake._in_flight_request():
-            try:
-                answer = self.server.fake._answer(api, payload, headers)
-            except Exception as error:  # a failing reply function: answer, so the client is not left hanging
-                answer = 500, {}, _json(api.error("server_error", f"the fake server's reply failed: {error!r}"))
-            self._send(*answer)
+        with self.server.fake._in_flight_request() as (retry_after_s, quota):
+            limits = api.quota_headers(quota) if quota else {}
+            if retry_after_s is not None:
+                wait_ms = math.ceil(retry_after_s * 1000)
+                limits |= {"retry-after": f"{retry_after_s:.3f}", "retry-after-ms": str(wait_ms)}
+                message = "rate limit: too many requests (a limit of the fake server)"
+                status, extra, body = 429, {}, _json(api.error("rate_limit", message))
+            else:
+                try:
+                    status, extra, body = self.server.fake._answer(api, payload, headers)
+                except Exception as error:  # a failing reply function: answer, so the client is not left hanging
+                    status, extra = 500, {}
+                    body = _json(api.error("server_error", f"the fake server's reply failed: {error!r}"))
+        self._send(status, limits | extra, body)  # the request no longer counts in flight once its answer leaves
 
     def do_GET(self):
+        if self.path == "/fake/stats":
+            return self._send(200, {}, _json(self.server.fake.stats))
         self._send(404, {}, _json({"error": {"type": "not_found_error", "message": f"no GET {self.path}"}}))
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -357,6 +442,8 @@ class _Server(ThreadingHTTPServer):
     def track(self, connection: socket.socket) -> None:
         with self._connections_lock:
             self._connections.add(connection)
+        with self.fake._lock:
+            self.fake.connections += 1
 
     def untrack(self, connection: socket.socket) -> None:
         with self._connections_lock:
@@ -374,3 +461,21 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         """Stay silent when a client hangs up (e.g. after its own timeout)."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until stdin closes (so a server started by another process ends with it), printing the URL first."""
+    parser = argparse.ArgumentParser(prog="python -m coordkit.llm.fake_server", description=__doc__.split("\n")[0])
+    parser.add_argument("--latency-s", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--max-in-flight", type=int, help="answer 429 beyond this many requests at once")
+    parser.add_argument("--requests-per-s", type=float, help="answer 429 beyond this many requests a second")
+    parser.add_argument("--reply", default=DEFAULT_REPLY, help="the text of every answer")
+    options = parser.parse_args(argv)
+    limits = {"max_in_flight": options.max_in_flight, "requests_per_s": options.requests_per_s}
+    with FakeLLMServer(options.reply, latency_s=options.latency_s, **limits) as server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,9 @@ a call in flight holds a worst-case reservation — its prompt's UTF-8 bytes as 
 one byte) plus ``max_tokens`` of output — so concurrent calls cannot overshoot together either.
 
 Retries count the attempts after the first of every call, failed calls included, so that calls + failed +
-retries is the number of requests the API received.
+retries is the number of requests the API received. ``rate_limited`` counts the attempts the provider refused as
+over its limit (429, 529), and ``peak_in_flight`` the most calls a client had in flight at once (what its
+adaptive concurrency reached; see :mod:`coordkit.llm.throttle`).
 """
 
 import math
@@ -28,7 +30,10 @@ _FRAMING_TOKENS = 16
 class Ledger:
     """Calls, tokens and dollars per model. Thread-safe; replayed calls are counted but cost nothing."""
 
-    COLUMNS = ("model", "calls", "replayed", "failed", "retries", "input_tokens", "output_tokens", "usd")
+    COLUMNS = (
+        "model", "calls", "replayed", "failed", "retries", "rate_limited", "peak_in_flight",
+        "input_tokens", "output_tokens", "usd",
+    )  # fmt: skip
 
     def __init__(self, prices: PriceTable | Mapping[str, tuple[float, float]] | None = None):
         self.prices = prices if isinstance(prices, PriceTable) else PriceTable(prices)
@@ -44,16 +49,20 @@ class Ledger:
             row["calls"] += 1
             row["replayed"] += replayed
             row["retries"] += reply.metadata.get("retries", 0)
+            row["rate_limited"] += reply.metadata.get("rate_limited", 0)
+            row["peak_in_flight"] = max(row["peak_in_flight"], reply.metadata.get("in_flight", 0))
             row["input_tokens"] += reply.input_tokens
             row["output_tokens"] += reply.output_tokens
             if billable and not replayed:
                 row["usd"] += self.prices.cost(reply.model, reply.input_tokens, reply.output_tokens)
 
-    def add_failure(self, model: str, retries: int = 0) -> None:
-        """Count a call that failed after ``retries`` further attempts."""
+    def add_failure(self, model: str, retries: int = 0, rate_limited: int = 0) -> None:
+        """Count a call that failed after ``retries`` further attempts, ``rate_limited`` of them refused as over
+        the provider's limit."""
         with self._lock:
             self._rows[model]["failed"] += 1
             self._rows[model]["retries"] += retries
+            self._rows[model]["rate_limited"] += rate_limited
 
     def add_fallback(self, reason: str) -> None:
         """Count a decision that fell back to its rules, and why ("unparseable reply", "call failed (...)")."""
@@ -71,7 +80,8 @@ class Ledger:
             return int(sum(row["calls"] for row in self._rows.values()))
 
     def summary(self) -> pd.DataFrame:
-        """One row per model: calls (replayed among them), failed calls, SDK retries, tokens and dollars."""
+        """One row per model: calls (replayed among them), failed calls, retries, rate-limit answers, the most
+        calls in flight at once, tokens and dollars."""
         with self._lock:
             rows = [{"model": model, **row} for model, row in sorted(self._rows.items())]
         frame = pd.DataFrame(rows, columns=list(self.COLUMNS))
@@ -149,7 +159,8 @@ class MeteredClient(LLMClient):
         try:
             yield
         except Exception as error:
-            self.ledger.add_failure(request.model or self.default_model, getattr(error, "retries", 0))
+            model = request.model or self.default_model
+            self.ledger.add_failure(model, getattr(error, "retries", 0), getattr(error, "rate_limited", 0))
             raise
         finally:
             with self._lock:

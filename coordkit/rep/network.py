@@ -50,7 +50,7 @@ class ProtocolNetwork:
         )
 
     def round(
-        self, clients: Sequence[REPClient | A2AClient], *, concurrent: bool, max_concurrency: int
+        self, clients: Sequence[REPClient | A2AClient], *, concurrent: bool, max_concurrency: int | None
     ) -> list[tuple[Any, Any]]:
         """receive → sync → (consensus) → decide → send for every client, then the transport delivers (§3.1, §3.3).
 

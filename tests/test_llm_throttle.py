@@ -1,0 +1,182 @@
+"""How many calls a client keeps in flight (coordkit.llm.throttle), through both real clients against the fake
+server's limits: a fixed number is never exceeded, the adaptive limit settles below a server's limit and
+recovers after a burst of refusals, quota headers hold calls back, and connections are kept across rounds."""
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from coordkit.llm import Ledger, LLMRequest, MeteredClient, aio
+from coordkit.llm.anthropic_client import AnthropicClient
+from coordkit.llm.fake_server import FakeLLMServer, Fault
+from coordkit.llm.openai_compat import OpenAICompatibleClient
+from coordkit.llm.throttle import BACKOFF, INITIAL_LIMIT, PROBE_AFTER, Concurrency, quota_pause_s
+
+ASK = LLMRequest.user("You order beer.", "How many cases?")
+CLIENTS = {
+    "anthropic": lambda server, **options: AnthropicClient(base_url=server.url, **options),
+    "openai": lambda server, **options: OpenAICompatibleClient("llama3.2", server.url + "/v1", **options),
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+
+
+@pytest.fixture(params=sorted(CLIENTS))
+def make(request):
+    return CLIENTS[request.param]
+
+
+def play(client, calls: int, rounds: int = 1) -> list:
+    return [aio.complete_all(client, [ASK] * calls) for _ in range(rounds)]
+
+
+# --- through the clients ---
+
+
+def test_a_fixed_number_is_never_exceeded_even_while_refusals_cut_and_regrow_it(make):
+    refusals = [Fault("rate_limit", retry_after_ms=5) if i % 7 == 3 else None for i in range(200)]
+    with FakeLLMServer(latency_s=0.02, faults=refusals) as server:
+        client = make(server, max_concurrency=6)
+        play(client, 60, rounds=3)
+    assert server.peak_in_flight <= 6 and client.concurrency.peak == 6
+    assert client.concurrency.overloads > 0  # the refusals were seen, and still 6 was never passed
+
+
+def test_the_adaptive_limit_settles_below_a_server_limit(make):
+    with FakeLLMServer(latency_s=0.05, max_in_flight=12) as server:
+        client = make(server)
+        play(client, 80, rounds=2)
+        server.reset()
+        play(client, 80, rounds=4)
+    answered, refused = server.stats["requests"], server.stats["rate_limited"]
+    assert server.peak_in_flight <= 12 and answered == 4 * 80
+    assert refused / (answered + refused) < 0.05  # after the first rounds, hardly ever refused
+    # near the limit, not collapsed; a probe can pass at 13 or 14 on a busy machine, where the client still counts
+    # answers the server has already sent, until the next refusal brings the limit back
+    assert 8 <= client.concurrency.limit < 15
+
+
+@pytest.mark.parametrize("kind", ["rate_limit", "overloaded"])
+def test_the_limit_recovers_after_a_burst_of_refusals(make, kind):
+    burst = [None] * 40 + [Fault(kind, retry_after_ms=5)] * 30
+    with FakeLLMServer(latency_s=0.02, faults=burst) as server:
+        client = make(server)
+        play(client, 40)
+        play(client, 40)  # the burst: 30 answers 529, at 40 in flight
+        cut = client.concurrency.limit
+        recovered_after = next((n for n in range(1, 61) if play(client, 40) and client.concurrency.limit >= 40), None)
+    assert cut < 39 and client.concurrency.overloads >= 30  # cut to 28, and partly regrown by the round's end
+    # 429: back at 39, then a probe of 40 passes; 529: one more a round trip. About 20 rounds of 40 calls here.
+    assert recovered_after is not None  # the next round's 40 calls can all be in flight at once again
+
+
+def test_quota_headers_hold_new_calls_until_the_reset(make):
+    with FakeLLMServer(requests_per_s=20) as server:
+        client = make(server, max_concurrency=2)
+        started = time.monotonic()
+        play(client, 60)
+        elapsed = time.monotonic() - started
+    # 60 requests at 20 a second, 20 at once: at least 2 s. Only a call already on its way when the quota ran out
+    # is refused (without the headers, both slots would be refused again and again until each second's refill).
+    assert elapsed >= 1.9 and server.stats["requests"] == 60
+    assert server.stats["rate_limited"] <= 4
+
+
+def test_connections_are_kept_from_round_to_round(make):
+    with FakeLLMServer(latency_s=0.05) as server:
+        client = make(server)
+        play(client, 30)
+        opened = server.stats["connections"]
+        play(client, 30, rounds=4)
+        assert server.stats["connections"] == opened == 30
+
+
+def test_the_ledger_counts_rate_limit_answers_and_the_concurrency_reached(make):
+    with FakeLLMServer(latency_s=0.02, faults=[None] * 5 + [Fault("rate_limit", retry_after_ms=5)] * 3) as server:
+        ledger = Ledger({"llama3.2": (0.0, 0.0)})
+        play(MeteredClient(make(server), ledger), 20)
+    row = ledger.summary().iloc[0]
+    assert row["rate_limited"] == 3 and row["retries"] == 3 and row["calls"] == 20
+    assert 2 <= row["peak_in_flight"] <= 20
+
+
+def test_a_bad_fixed_number_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"max_concurrency=0: give a whole number .* or None to adapt"):
+        Concurrency(0)
+    with pytest.raises(ValueError, match=r"max_concurrency=2.5"):
+        Concurrency(2.5)
+
+
+# --- the control law, step by step ---
+
+
+def start(limit: Concurrency, calls: int) -> list[int]:
+    async def take():
+        return [await limit.acquire() for _ in range(calls)]
+
+    return asyncio.run(take())
+
+
+def test_slow_start_doubles_the_limit_each_round_trip():
+    limit = Concurrency()
+    for ticket in start(limit, INITIAL_LIMIT):
+        limit.succeeded(ticket)
+    assert limit.limit == 2 * INITIAL_LIMIT
+
+
+def test_one_cut_per_round_trip_then_binary_increase_to_one_below_the_level_refused():
+    limit = Concurrency()
+    tickets = start(limit, 40)
+    limit.refused(tickets[-1])
+    limit.refused(tickets[-2])  # a call started before the cut: no second cut
+    assert limit.limit == pytest.approx(40 * BACKOFF) and limit.refused_at == 40
+    for ticket in tickets * 5:  # the calls in flight keep succeeding (40 in flight: no probe of their own)
+        limit.succeeded(ticket)
+    assert limit.limit == 39
+
+
+def test_a_refused_probe_returns_to_the_level_that_worked_without_a_cut():
+    limit = Concurrency()
+    tickets = start(limit, 40)
+    limit.refused(40)
+    for ticket in tickets * 5:
+        limit.succeeded(ticket)
+    for ticket in tickets * PROBE_AFTER:
+        limit.succeeded(ticket)
+    assert limit.limit == 40  # the probe
+    limit.release()
+    limit.release()
+    *_, probe = start(limit, 2)  # 40 in flight again: the level refused before
+    limit.refused(probe)
+    assert limit.limit == 39 and limit.refused_at == 40
+
+
+def test_a_transient_overload_cuts_without_remembering_a_level():
+    limit = Concurrency()
+    tickets = start(limit, 40)
+    limit.overloaded(tickets[-1])
+    assert limit.limit == pytest.approx(40 * BACKOFF) and limit.refused_at is None
+    for ticket in tickets[:28]:
+        limit.succeeded(ticket)
+    assert limit.limit == pytest.approx(29, abs=0.05)  # one more after a round trip (28 successes)
+
+
+def pause(**headers: str) -> float:
+    return quota_pause_s((name.replace("_", "-").encode(), value.encode()) for name, value in headers.items())
+
+
+def test_reset_headers_are_read_as_times_and_as_durations():
+    soon = (datetime.now(UTC) + timedelta(seconds=3)).isoformat().replace("+00:00", "Z")
+    assert pause(anthropic_ratelimit_requests_remaining="0", anthropic_ratelimit_requests_reset=soon) == (
+        pytest.approx(3, abs=0.2)
+    )
+    assert pause(x_ratelimit_remaining_tokens="0", x_ratelimit_reset_tokens="0m2.5s") == 2.5
+    assert pause(X_RateLimit_Remaining_Requests="0", x_ratelimit_reset_requests="20ms") == 0.02  # any case
+    assert pause(x_ratelimit_remaining_requests="3", x_ratelimit_reset_requests="20s") == 0
+    assert pause(x_ratelimit_remaining_requests="0", x_ratelimit_reset_requests="soon") == 0
+    assert pause(x_ratelimit_remaining_requests="0", x_ratelimit_reset_requests="99h") == 60
