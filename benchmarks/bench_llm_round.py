@@ -34,7 +34,7 @@ from coordkit.llm.openai_compat import OpenAICompatibleClient
 
 os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-benchmark-not-a-real-key")
 LATENCY_S = 0.2
-ROUNDS = 5
+ROUNDS = 8
 REQUEST = LLMRequest.user("You order beer.", "Order received this round: 8 cases. How many do you order?")
 CLIENTS = {
     "Anthropic": lambda url: AnthropicClient(base_url=url),

@@ -426,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 256  # the listen backlog: many clients may connect at the same moment
+    request_queue_size = 1024  # the listen backlog: a client may open hundreds of connections at the same moment
 
     def __init__(self, fake: FakeLLMServer):
         self.fake = fake
