@@ -27,6 +27,7 @@ from contextlib import contextmanager
 
 import anthropic
 import httpx
+import pandas as pd
 
 from coordkit.llm import LLMRequest, aio
 from coordkit.llm.anthropic_client import AnthropicClient
@@ -54,8 +55,11 @@ def fake_server(*options: str):
         server.wait(10)
 
 
+STATS = httpx.Client()  # one kept connection, opened before the first round: the rounds' counts are the clients'
+
+
 def server_stats(url: str) -> dict[str, int]:
-    return httpx.get(url + "/fake/stats").json()
+    return STATS.get(url + "/fake/stats").json()
 
 
 def rounds(client, url: str, agents: int) -> list[dict]:
@@ -74,11 +78,14 @@ def rounds(client, url: str, agents: int) -> list[dict]:
     return played
 
 
+def show(rows: list[dict]) -> None:
+    """Rows as an indented table."""
+    print("   " + pd.DataFrame(rows).to_string(index=False).replace("\n", "\n   "))
+
+
 def defaults() -> None:
     print(f"1. One round at defaults, {LATENCY_S * 1000:.0f} ms a call, no server limit (ideal {LATENCY_S:.2f} s)")
-    print(
-        f"   {'client':<18} {'N':>5} {'first':>7} {'later':>7} {'x ideal':>8} {'first/later':>12} {'peak':>5} {'conns/round':>12}"
-    )
+    rows = []
     with fake_server("--latency-s", str(LATENCY_S)) as url:
         for name, make in CLIENTS.items():
             for agents in (20, 200, 1000):
@@ -86,17 +93,22 @@ def defaults() -> None:
                 played = rounds(client, url, agents)
                 first, later = played[0]["s"], statistics.median(r["s"] for r in played[1:])
                 reopened = statistics.median(r["connections"] for r in played[1:])
-                print(
-                    f"   {name:<18} {agents:>5} {first:>6.2f}s {later:>6.2f}s {later / LATENCY_S:>7.1f}x "
-                    f"{first / later:>11.2f}x {client.concurrency.peak:>5} {played[0]['connections']:>5} then {reopened:.0f}"
-                )
+                rows.append({
+                    "client": name,
+                    "N": agents,
+                    "first": f"{first:.2f} s",
+                    "later": f"{later:.2f} s",
+                    "x ideal": f"{later / LATENCY_S:.1f}x",
+                    "first/later": f"{first / later:.2f}x",
+                    "peak in flight": client.concurrency.peak,
+                    "connections opened": f"{played[0]['connections']}, then {reopened:.0f} a round",
+                })  # fmt: skip
+    show(rows)
 
 
 def limited(limit: int = 50) -> None:
     print(f"\n2. The server limited to {limit} in flight (429 + retry-after beyond it)")
-    print(
-        f"   {'client':<18} {'N':>5} {'ideal':>6} {'first':>7} {'later':>7} {'x ideal':>8} {'429s, first':>12} {'429s after':>11} {'limit':>6}"
-    )
+    rows = []
     with fake_server("--latency-s", str(LATENCY_S), "--max-in-flight", str(limit)) as url:
         for name, make in CLIENTS.items():
             for agents in (200, 1000):
@@ -107,14 +119,22 @@ def limited(limit: int = 50) -> None:
                 refused = sum(r["rate_limited"] for r in played[1:])
                 asked = sum(r["rate_limited"] + r["requests"] for r in played[1:])
                 first_refused = played[0]["rate_limited"] / (played[0]["rate_limited"] + played[0]["requests"])
-                print(
-                    f"   {name:<18} {agents:>5} {ideal:>5.1f}s {played[0]['s']:>6.2f}s {later:>6.2f}s {later / ideal:>7.2f}x "
-                    f"{first_refused:>11.1%} {refused / asked:>10.1%} {int(client.concurrency.limit):>6}"
-                )
+                rows.append({
+                    "client": name,
+                    "N": agents,
+                    "ideal": f"{ideal:.1f} s",
+                    "first": f"{played[0]['s']:.2f} s",
+                    "later": f"{later:.2f} s",
+                    "x ideal": f"{later / ideal:.2f}x",
+                    "429s, first round": f"{first_refused:.1%}",
+                    "429s after": f"{refused / asked:.1%}",
+                    "limit": int(client.concurrency.limit),
+                })  # fmt: skip
+    show(rows)
 
 
-def cpu_per_call(agents: int = 200, repeats: int = 7) -> None:
-    print(f"\n3. CPU per call, {agents} in flight, no latency (median of {repeats} rounds; target <= 1 ms)")
+def cpu_per_call(agents: int = 200) -> None:
+    print(f"\n3. CPU per call, {agents} in flight, no latency (median of {ROUNDS} rounds; target <= 1 ms)")
     with fake_server() as url:
         for name, make in CLIENTS.items():
             client = make(url)
@@ -129,7 +149,7 @@ def cpu_per_call(agents: int = 200, repeats: int = 7) -> None:
 
         aio.run(raw_round())
         cpu = []
-        for _ in range(repeats):
+        for _ in range(ROUNDS):
             start = time.process_time()
             aio.run(raw_round())
             cpu.append(1000 * (time.process_time() - start) / agents)
