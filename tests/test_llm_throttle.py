@@ -88,7 +88,7 @@ def test_quota_headers_hold_new_calls_until_the_reset(make):
 
 
 def test_connections_are_kept_from_round_to_round(make):
-    with FakeLLMServer(latency_s=0.05) as server:
+    with FakeLLMServer(latency_s=0.2) as server:  # long enough that all 30 calls are sent before one is answered
         client = make(server)
         play(client, 30)
         opened = server.stats["connections"]
