@@ -6,6 +6,7 @@ import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 
 from coordkit.llm import Ledger, LLMRequest, MeteredClient, aio
@@ -168,7 +169,7 @@ def test_a_transient_overload_cuts_without_remembering_a_level():
 
 
 def pause(**headers: str) -> float:
-    return quota_pause_s((name.replace("_", "-").encode(), value.encode()) for name, value in headers.items())
+    return quota_pause_s(httpx.Headers({name.replace("_", "-"): value for name, value in headers.items()}))
 
 
 def test_reset_headers_are_read_as_times_and_as_durations():

@@ -8,8 +8,8 @@ that succeeds, so the client counts every HTTP attempt itself (an httpx request 
 reach the ledger too.
 
 Concurrent calls (:meth:`AnthropicClient.complete_async`) go through aiohttp, whose connection pool keeps one
-connection per call in flight (httpx's pool scans every connection at every request: at 200 in flight it cost
-more CPU than the call itself). How many are in flight is the client's :class:`~coordkit.llm.throttle.Concurrency`:
+connection per call in flight (httpx's pool scans every connection at every request: at 200 in flight that scan was
+nearly half the client's CPU). How many are in flight is the client's :class:`~coordkit.llm.throttle.Concurrency`:
 it adapts to the answers the SDK's response hook sees (429/529, rate-limit headers, attempts with no answer).
 
 Sampling temperature: the REP paper ran Claude-3-Haiku at temperature 0.1, but the Messages API deprecated
@@ -115,7 +115,7 @@ class AnthropicClient(LLMClient):
         client = self._async_client()
         call = CallRecord()
         await self.concurrency.hold(call)
-        started, call.in_flight = time.perf_counter(), self.concurrency.in_flight
+        started = time.perf_counter()
         token = _call.set(call)
         try:
             raw = await client.messages.with_raw_response.create(**self._arguments(request))
@@ -165,7 +165,7 @@ class AnthropicClient(LLMClient):
                 self.concurrency.overloaded(call.ticket)
             self.concurrency.give_up(call)
         elif response.is_success:
-            self.concurrency.succeeded(call.ticket, response.headers.raw)
+            self.concurrency.succeeded(call.ticket, response.headers)
 
     def _arguments(self, request: LLMRequest) -> dict:
         model = request.model or self.default_model

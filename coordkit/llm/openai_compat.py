@@ -78,10 +78,10 @@ class OpenAICompatibleClient(LLMClient):
     async def complete_async(self, request: LLMRequest) -> LLMReply:
         client, call = self._async_client(), CallRecord()
         await self.concurrency.hold(call)
-        started, call.in_flight = time.perf_counter(), self.concurrency.in_flight
+        started = time.perf_counter()  # the call's latency counts from its slot, as the Anthropic client's does
         try:
             while True:
-                await self.concurrency.hold(call)  # a retry after a refusal queues for a slot
+                await self.concurrency.hold(call)  # a retry after a refusal queues for a slot again
                 try:
                     outcome = await client.post(self.endpoint, json=self._payload(request), headers=self._headers())
                 except httpx.TransportError as error:
@@ -178,7 +178,7 @@ class OpenAICompatibleClient(LLMClient):
         if not call.ticket:
             return
         if status is not None and outcome.is_success:
-            self.concurrency.succeeded(call.ticket, outcome.headers.raw)
+            self.concurrency.succeeded(call.ticket, outcome.headers)
             return
         if status == REFUSED:
             self.concurrency.refused(call.ticket)

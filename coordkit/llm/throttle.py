@@ -32,7 +32,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -45,13 +45,10 @@ REFUSED, OVERLOADED = 429, 529
 OVERLOAD_STATUS = frozenset({REFUSED, OVERLOADED})
 _REMAINING_HEADERS = {  # remaining-count header → its reset header
     **{
-        f"anthropic-ratelimit-{kind}-remaining".encode(): f"anthropic-ratelimit-{kind}-reset".encode()
+        f"anthropic-ratelimit-{kind}-remaining": f"anthropic-ratelimit-{kind}-reset"
         for kind in ("requests", "tokens", "input-tokens", "output-tokens")
     },
-    **{
-        f"x-ratelimit-remaining-{kind}".encode(): f"x-ratelimit-reset-{kind}".encode()
-        for kind in ("requests", "tokens")
-    },
+    **{f"x-ratelimit-remaining-{kind}": f"x-ratelimit-reset-{kind}" for kind in ("requests", "tokens")},
 }
 MAX_PAUSE_S = 60.0  # the longest a reset header can hold new calls
 
@@ -103,10 +100,14 @@ class Concurrency:
         return f"Concurrency({mode}, limit {int(self.limit)}, {self.in_flight} in flight, peak {self.peak})"
 
     async def hold(self, call: CallRecord) -> None:
-        """Make sure ``call`` holds a slot before its next attempt (a refused call gave its slot up)."""
+        """Make sure ``call`` holds a slot before its next attempt (a refused call gave its slot up); its first
+        slot also sets its ``in_flight``."""
         if not call.holding:
+            first = not call.ticket
             call.ticket = await self.acquire()
             call.holding = True
+            if first:
+                call.in_flight = self.in_flight
 
     def give_up(self, call: CallRecord) -> None:
         """``call`` ended, or was refused and waits to retry: free its slot."""
@@ -145,13 +146,12 @@ class Concurrency:
             self.in_flight -= 1
             self._wake()
 
-    def succeeded(self, ticket: int, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-        """Call ``ticket`` was answered: grow the limit if it was in use, and honour the provider's quota headers
-        (the answer's raw headers: reading them through httpx's case-blind mapping cost a tenth of a call)."""
+    def succeeded(self, ticket: int, headers: Mapping[str, str] | None = None) -> None:
+        """Call ``ticket`` was answered: grow the limit if it was in use, and honour the provider's quota headers."""
         with self._lock:
             if self.in_flight >= self.limit / 2:
                 self.limit = min(self.ceiling, self._grown(ticket))
-            pause = quota_pause_s(headers)
+            pause = quota_pause_s(headers or {})
             if pause:
                 self._resume_at = max(self._resume_at, time.monotonic() + pause)
             self._wake()
@@ -220,17 +220,17 @@ def _resolve(waiter: asyncio.Future) -> None:
         waiter.set_result(None)
 
 
-def quota_pause_s(headers: Iterable[tuple[bytes, bytes]]) -> float:
-    """Seconds until a quota the raw headers say is used up resets (0 when every quota has some left)."""
-    received = {name.lower(): value for name, value in headers}
+def quota_pause_s(headers: Mapping[str, str]) -> float:
+    """Seconds until a quota the headers say is used up resets (0 when every quota has some left). ``headers`` is
+    an answer's, as httpx gives them (names in any case)."""
     pause = 0.0
     for remaining, reset in _REMAINING_HEADERS.items():
-        if remaining in received and _number(received[remaining]) == 0:
-            pause = max(pause, _seconds_until(received.get(reset, b"").decode("latin-1")))
+        if _number(headers.get(remaining, "")) == 0:
+            pause = max(pause, _seconds_until(headers.get(reset, "")))
     return min(pause, MAX_PAUSE_S)
 
 
-def _number(text: bytes) -> float | None:
+def _number(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:
