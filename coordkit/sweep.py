@@ -9,7 +9,7 @@ Runs execute on an engine (:mod:`coordkit.engines`): here, in local processes, o
 is the same frame whatever the engine. For ``engine="processes"``, ``run`` must live in an importable module (a
 ``.py`` file), not in a notebook cell, because each worker process imports it by name. With ``store=``, every
 finished run is kept on disk as it arrives (:mod:`coordkit.sweep_store`), and the same sweep run again skips
-what is done.
+what is done; a stored run that fails its checks is never returned, but computed again.
 """
 
 import itertools
@@ -103,6 +103,8 @@ def sweep(
     desc = desc if desc is not None else f"{getattr(run, '__name__', 'sweep')} runs"
     with opened as kept, tqdm(total=len(tasks), desc=desc, disable=not progress) as bar:
         results = _read_stored(kept, tasks)
+        if kept is not None and any(result is None for result in results):
+            kept.require_writable()
         bar.update(sum(result is not None for result in results))
         failures: dict[int, dict[str, Any]] = {}
         try:
@@ -115,16 +117,11 @@ def sweep(
 
 
 def _read_stored(kept: SweepStore | None, tasks: list[Task]) -> list[pd.DataFrame | None]:
-    """Each task's stored result, or None for a task still to run."""
-    results: list[pd.DataFrame | None] = [None] * len(tasks)
+    """Each task's stored result, verified, or None for a task still to run: not stored yet, or stored damaged
+    (then the store has moved the file aside and warned, and the run is computed again)."""
     if kept is None:
-        return results
-    keys = [kept.key(params, seed) for _, params, _, seed, _ in tasks]
-    done = kept.done()
-    stored = [i for i, key in enumerate(keys) if key in done]
-    for i, result in zip(stored, kept.read([keys[i] for i in stored]), strict=True):
-        results[i] = result
-    return results
+        return [None] * len(tasks)
+    return kept.read([kept.key(params, seed) for _, params, _, seed, _ in tasks])
 
 
 def _run_the_rest(engine: Engine, tasks: list[Task], results: list, failures: dict, kept: SweepStore | None, bar):
