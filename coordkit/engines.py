@@ -13,9 +13,15 @@ failing run cannot take the others down.
 
 Tasks go out in chunks (a few runs each) so that the per-task overhead of a pool or a scheduler stays small while
 results still arrive, and are stored, within seconds of finishing.
+
+Failures are said early and in words (issue 29): a scheduler address that is empty, malformed or unreachable is a
+:class:`SchedulerError` naming the address, where it came from and the fix, within seconds; a script that sweeps
+outside ``if __name__ == "__main__":`` is a :class:`MainGuardMissing`, not a storm of worker tracebacks; and the
+workers of a sweep whose process is killed exit with it.
 """
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -26,6 +32,9 @@ from typing import Any, Protocol
 SCHEDULER_VARIABLE = "COORDKIT_DASK_SCHEDULER"
 ENGINES = ("serial", "processes", "dask")
 MAX_CHUNK = 8  # runs per chunk at most: a killed sweep loses at most this many finished runs per worker
+CONNECT_TIMEOUT = 5  # seconds to reach a scheduler: one that is up answers in milliseconds (Dask waits 30 s)
+MAIN_GUARD_EXIT = 86  # the exit status of a worker that was made to start a sweep while starting up
+PROBE_TIMEOUT = 60  # seconds a probe may take to import the script (see _sweeps_on_import)
 
 
 class Engine(Protocol):
@@ -36,6 +45,16 @@ class Engine(Protocol):
 
 class WorkerLost(RuntimeError):
     """A worker process died (killed, or out of memory) before its runs came back."""
+
+
+class MainGuardMissing(RuntimeError):
+    """The script sweeps on worker processes outside ``if __name__ == "__main__":``, so that every worker, which
+    imports the script to start up, started the sweep again instead of running its share."""
+
+
+class SchedulerError(ValueError):
+    """The Dask scheduler's address is empty or malformed, or no scheduler answers there. A ValueError (a wrong
+    address is a wrong value), which the command line prints as one line."""
 
 
 class SerialEngine:
@@ -51,6 +70,7 @@ class ProcessEngine:
     """Runs tasks in a pool of ``workers`` fresh ("spawn") processes; None means one per CPU.
 
     Spawn rather than fork, because forking a process that runs threads (as a Jupyter kernel does) can deadlock.
+    Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`).
     """
 
     workers: int | None = None
@@ -64,12 +84,14 @@ class ProcessEngine:
             return
         workers = min(self.workers or os.cpu_count() or 1, len(tasks))
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as executor:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent) as executor:
             pending = [executor.submit(_run_chunk, fn, chunk) for chunk in chunks(tasks, workers)]
             try:
                 for done in as_completed(pending):
                     yield from done.result()
             except BrokenProcessPool:
+                if _sweeps_on_import():
+                    raise _main_guard_missing() from None
                 raise WorkerLost("a worker process died (killed, or out of memory)") from None
             finally:
                 for future in pending:
@@ -81,12 +103,18 @@ class DaskEngine:
     """Runs tasks on a Dask cluster: the one at ``address`` (default ``$COORDKIT_DASK_SCHEDULER``), else a
     :class:`~distributed.LocalCluster` of ``workers`` single-threaded processes (None: one per CPU).
 
-    Used in a ``with`` block, it keeps its cluster between sweeps; otherwise each sweep starts and stops one.
+    An empty or malformed address is refused at once, and one where no scheduler answers within
+    :data:`CONNECT_TIMEOUT` seconds when the cluster is first used, each with a :class:`SchedulerError`. Used in a
+    ``with`` block, the engine keeps its cluster between sweeps; otherwise each sweep starts and stops one.
     """
 
     address: str | None = None
     workers: int | None = None
+    _scheduler: "_Scheduler | None" = field(default=None, init=False, repr=False)
     _client: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._scheduler = _scheduler_at(self.address)
 
     def __enter__(self) -> "DaskEngine":
         self._client = self._connect()
@@ -118,22 +146,86 @@ class DaskEngine:
                 _close(client)
 
     def _connect(self):
-        import logging
+        if self._scheduler is not None:
+            return self._scheduler.connect()
+        return _local_cluster(self.workers or os.cpu_count() or 1)
 
-        from distributed import Client, LocalCluster
 
-        address = self.address or os.environ.get(SCHEDULER_VARIABLE) or None
-        if address:
-            return Client(address, set_as_default=False)
+@dataclass(frozen=True)
+class _Scheduler:
+    """A scheduler's address, checked, with where it was given and how to run on a local cluster instead, for
+    errors that say all three."""
+
+    address: str
+    source: str
+    instead: str
+
+    def connect(self):
+        from distributed import Client
+
+        try:
+            return Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+        except OSError as error:  # Dask's "Timed out trying to connect to ... after 5 s"
+            raise SchedulerError(
+                f"cannot reach a Dask scheduler at {self.address} (the address in {self.source}): {error}. "
+                f"Start the scheduler (`dask scheduler`) or correct the address, {self.instead}."
+            ) from None
+
+
+def _scheduler_at(address: str | None) -> _Scheduler | None:
+    """The scheduler at ``address``, else at ``$COORDKIT_DASK_SCHEDULER``, checked; None when neither names one
+    (then a local cluster runs). An empty or blank address is refused, never taken to mean a local cluster."""
+    if address is not None:
+        given, source, shown = address, "DaskEngine(address=...)", f"DaskEngine(address={address!r})"
+        instead, empty = "or address=None for a local cluster", "is empty"
+    elif SCHEDULER_VARIABLE in os.environ:
+        given = os.environ[SCHEDULER_VARIABLE]
+        source, shown = f"${SCHEDULER_VARIABLE}", f"${SCHEDULER_VARIABLE}={given!r}"
+        instead, empty = f"or unset {SCHEDULER_VARIABLE} for a local cluster", "is set but empty"
+    else:
+        return None
+    if not given.strip():
+        raise SchedulerError(f"{shown} {empty}: give the scheduler's address, such as tcp://scheduler:8786, {instead}")
+    problem = _address_problem(given.strip())
+    if problem is not None:
+        raise SchedulerError(
+            f"{shown} is not a scheduler address ({problem}): give one such as tcp://scheduler:8786, {instead}"
+        )
+    return _Scheduler(given.strip(), source, instead)
+
+
+def _address_problem(address: str) -> str | None:
+    """What keeps Dask from reading a host and a port in ``address``, or None."""
+    from distributed.comm import get_address_host_port
+
+    try:
+        _, port = get_address_host_port(address)
+    except ValueError as error:  # "unknown address scheme 'http' ...", "missing port number ..."
+        return str(error)
+    return None if 1 <= port <= 65535 else f"port {port} is not 1 to 65535"
+
+
+def _local_cluster(workers: int):
+    """A client of a new LocalCluster of ``workers`` single-threaded processes, all on this machine."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    _leave_if_starting_up()
+    try:
         cluster = LocalCluster(
-            n_workers=self.workers or os.cpu_count() or 1,
+            n_workers=workers,
             threads_per_worker=1,
             processes=True,
             dashboard_address="127.0.0.1:0",  # its HTTP server on a free local port, never a fixed one
             host="127.0.0.1",
             silence_logs=logging.ERROR,
         )
-        return Client(cluster, set_as_default=False)
+    except RuntimeError:  # "Nanny failed to start.": a worker process ended while starting
+        if _sweeps_on_import():
+            raise _main_guard_missing() from None
+        raise
+    return Client(cluster, set_as_default=False)
 
 
 def _close(client) -> None:
@@ -154,6 +246,67 @@ def chunks[T](tasks: list[T], workers: int) -> list[list[tuple[int, T]]]:
 
 def _run_chunk[T, R](fn: Callable[[T], R], chunk: list[tuple[int, T]]) -> list[tuple[int, R]]:
     return [(position, fn(task)) for position, task in chunk]
+
+
+def _exit_with_parent() -> None:
+    """A pool worker's initializer: end this worker as soon as the process that started it ends.
+
+    Killed without cleanup (``kill -9``), a sweep would leave its workers waiting for work forever, with their
+    memory, and multiprocessing's resource tracker, which waits for every worker, with them. A thread waits on the
+    parent's sentinel, a pipe that spawn keeps open in the parent alone: it wakes the moment the parent ends,
+    whatever ended it, on every platform, without polling. (Linux's PR_SET_PDEATHSIG would be Linux's alone, and
+    would fire when the thread that started the worker ends, which for a pool is not the parent's end.)
+    """
+    import multiprocessing
+    import threading
+
+    parent = multiprocessing.parent_process()
+    threading.Thread(target=_exit_when_ended, args=(parent,), name="exit-with-parent", daemon=True).start()
+
+
+def _exit_when_ended(parent) -> None:
+    parent.join()  # returns once the parent has ended
+    os._exit(1)
+
+
+def _leave_if_starting_up() -> None:
+    """Exit at once, quietly, with :data:`MAIN_GUARD_EXIT`, if this process is a worker still starting up.
+
+    A spawned worker starts by importing its parent's script; one that sweeps outside ``if __name__ ==
+    "__main__":`` then reaches its sweep again, here, before any worker could run. Left alone, multiprocessing would
+    raise in every worker, each printing its traceback, and the parent would only see its workers die; exiting
+    quietly instead lets the parent find the cause with one probe (:func:`_sweeps_on_import`) and say it once.
+    ``_inheriting`` is the flag multiprocessing sets while a worker imports the script, and checks for the same
+    mistake.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        os._exit(MAIN_GUARD_EXIT)
+
+
+def _sweeps_on_import() -> bool:
+    """Whether a fresh worker process, importing this process's script as every worker does, is made to start a
+    sweep (and so exits with :data:`MAIN_GUARD_EXIT`). Asked only once workers have died, to say why."""
+    import multiprocessing
+
+    probe = multiprocessing.get_context("spawn").Process(name="coordkit-main-guard-probe", daemon=True)
+    probe.start()
+    probe.join(PROBE_TIMEOUT)
+    if probe.exitcode is None:  # still importing: a script this slow to import is not the one stopped at a sweep
+        probe.kill()
+        probe.join()
+    return probe.exitcode == MAIN_GUARD_EXIT
+
+
+def _main_guard_missing() -> MainGuardMissing:
+    script = getattr(sys.modules["__main__"], "__file__", None) or "the script"
+    return MainGuardMissing(
+        f"{script} sweeps on worker processes outside `if __name__ == '__main__':`. Each worker imports the "
+        "script to start up, so each started the sweep again instead of running its share. Put the script's "
+        "top-level code (at least the sweep and what calls it) under `if __name__ == '__main__':`, or sweep with "
+        "engine='serial'."
+    )
 
 
 @dataclass
@@ -180,9 +333,19 @@ def using(engine: Engine):
 
 
 def resolve(engine: "str | Engine | None", workers: int | None = None) -> Engine:
-    """An engine by name ("serial", "processes", "dask"), an Engine passed through, or None: the default."""
+    """An engine by name ("serial", "processes", "dask"), an Engine passed through, or None: the default.
+
+    In a worker still starting up, an engine that starts processes ends the worker (:func:`_leave_if_starting_up`)
+    here, before the sweep takes its store: the parent's sweep holds it."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers={workers!r}: give a number of worker processes, 1 or more, or None for one per CPU")
+    chosen = _chosen(engine, workers)
+    if isinstance(chosen, ProcessEngine | DaskEngine):
+        _leave_if_starting_up()
+    return chosen
+
+
+def _chosen(engine: "str | Engine | None", workers: int | None) -> Engine:
     if engine is None:
         default = _default.get()
         if default is None:

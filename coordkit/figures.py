@@ -121,10 +121,15 @@ def registered() -> dict[str, Figure]:
     return dict(sorted(_REGISTRY.items()))
 
 
-def get(figure_id: str) -> Figure:
-    """The figure ``figure_id``, importing only its own family when the catalogue knows it."""
+def entry(figure_id: str) -> catalogue.FigureEntry:
+    """The catalogue's words on figure ``figure_id`` (nothing imported), or a KeyError that lists the figures."""
     known = catalogue.figures()
     if figure_id not in known:
         raise KeyError(f"no figure {figure_id!r}; `coordkit list` shows them: {', '.join(known)}")
-    importlib.import_module(known[figure_id].module)
+    return known[figure_id]
+
+
+def get(figure_id: str) -> Figure:
+    """The figure ``figure_id``, importing only its own family when the catalogue knows it."""
+    importlib.import_module(entry(figure_id).module)
     return registered()[figure_id]
