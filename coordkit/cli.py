@@ -11,6 +11,7 @@ and run one model with the parameters it declares.
 """
 
 import argparse
+import re
 import shlex
 import sys
 from contextlib import nullcontext
@@ -20,26 +21,58 @@ from coordkit.outputs import atomic, writable_file, writable_folder
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 MAX_SEEDS = 10_000  # per configuration: more is a typo, or a job for sweep() and a cluster
+ARGPARSE_NEGATIVE = re.compile(r"-\d+|-\d*\.\d+")  # the negative numbers argparse itself reads as values
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _negative_values_joined(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"] and len(argv) > 1 and not argv[1].startswith("-"):
         return run_model(argv[1], argv[2:])
     args = _parser().parse_args(argv)
     args.argv = argv
     try:
         return args.command(args)
-    except (KeyError, ValueError, FileNotFoundError, _llm_error()) as error:  # looked up only when a command fails
+    except (KeyError, ValueError, FileNotFoundError, engines.WorkerLost, *_layer_errors()) as error:  # on failure only
         print(f"coordkit: {error.args[0] if error.args else error}", file=sys.stderr)
         return 2
 
 
-def _llm_error() -> type[Exception]:
-    """The LLM layer's error, imported only when needed: the commands that list things never load that layer."""
-    from coordkit.llm.base import LLMError
+def _negative_values_joined(argv: list[str]) -> list[str]:
+    """``argv`` with each negative number argparse would take for an option ("-inf", "-1e-3") joined to the option
+    before it ("--holding-cost=-inf"), so that the option's own check refuses it by name instead of argparse
+    saying "expected one argument"."""
+    joined: list[str] = []
+    for word in argv:
+        if joined and _takes_a_value(joined[-1]) and _misread_negative(word):
+            joined[-1] = f"{joined[-1]}={word}"
+        else:
+            joined.append(word)
+    return joined
 
-    return LLMError
+
+def _takes_a_value(word: str) -> bool:
+    """An option written without its value ("--out", not "--out=x"; not "--" nor "--help")."""
+    return word.startswith("--") and "=" not in word and word not in ("--", "--help")
+
+
+def _misread_negative(word: str) -> bool:
+    """A negative number outside argparse's own pattern (which reads "-1" and "-0.5" as values, not "-inf")."""
+    if not word.startswith("-") or ARGPARSE_NEGATIVE.fullmatch(word):
+        return False
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+def _layer_errors() -> tuple[type[Exception], ...]:
+    """The LLM layer's error and a sweep's (runs failed), imported only when a command fails: the commands that
+    list things never load those layers."""
+    from coordkit.llm.base import LLMError
+    from coordkit.sweep import SweepError
+
+    return LLMError, SweepError
 
 
 def list_figures(args: argparse.Namespace) -> int:
@@ -66,7 +99,7 @@ def run_model(name: str, argv: list[str]) -> int:
     model = known[name].load()
     given = {name: text for name, text in vars(args).items() if name in model.parameters and text is not None}
     try:
-        values = {n: model.parameters[n].parse(text) for n, text in given.items()}
+        values = {n: _parsed(model.parameters[n], text) for n, text in given.items()}
         out = writable_folder(args.out)
         played = model(**values, rng=args.seed).run()
     except ValueError as error:  # a ParameterError, or a destination that cannot be written
@@ -80,6 +113,18 @@ def run_model(name: str, argv: list[str]) -> int:
     return 0
 
 
+def _parsed(param, text: str):
+    """The parameter's value from its option's text, or a ValueError that names the option as it was typed."""
+    try:
+        return param.parse(text)
+    except ValueError as error:  # a ParameterError: "holding_cost=-inf is not a finite number: ..."
+        raise ValueError(f"argument {_option(param.name)}: {error}") from None
+
+
+def _option(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
 def _model_parser(model: catalogue.ModelEntry) -> argparse.ArgumentParser:
     """The options of ``coordkit run MODEL``, from the catalogue's words: ``--help`` imports no model."""
     parser = argparse.ArgumentParser(prog=f"coordkit run {model.id}", description=model.description)
@@ -89,14 +134,21 @@ def _model_parser(model: catalogue.ModelEntry) -> argparse.ArgumentParser:
         unit = f" [{param.unit}]" if param.unit else ""
         none = f"; none: {param.optional}" if param.optional else ""
         parser.add_argument(
-            f"--{param.name.replace('_', '-')}",
+            _option(param.name),
             dest=param.name,
             metavar="VALUE",
             help=_literal(f"{param.doc}{unit}: {param.allowed}{none} (default: {param.default})"),
         )
-    parser.add_argument("--seed", type=int, default=0, help="the model's seed (default: 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="the model's seed, a whole number from 0 (default: 0)")
     parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
     return parser
+
+
+def _seed(text: str) -> int:
+    """A seed from the command line: a whole number from 0 (argparse's error names the option)."""
+    if not text.strip().isdecimal():
+        raise argparse.ArgumentTypeError(f"{text} is not a seed: give a whole number from 0, e.g. 0")
+    return int(text)
 
 
 def _literal(text: str) -> str:
@@ -108,12 +160,12 @@ def reproduce(args: argparse.Namespace) -> int:
     """Compute a figure and write it; with ``--replay``, exit 1 (after writing) if any request was not replayed."""
     from coordkit.llm import Ledger, MeteredClient, ReplayClient
 
-    figure = figures.get(args.figure)
-    seeds = _seeds(args, figure)
+    seeds = _seeds(args, figures.entry(args.figure))  # what can be checked is, before an engine or a figure loads
     writable_folder(args.figures_out)
     if not args.replay:
-        _write(figure, _compute_on(args.engine, args.workers, figure, seeds, args.base_seed), seeds, args)
+        _write(*_compute_on(args.engine, args.workers, args.figure, seeds, args.base_seed), seeds, args)
         return 0
+    figure = figures.get(args.figure)
     _require_llm(figure)
     if args.engine != "serial":
         raise ValueError(f"--engine {args.engine} cannot replay: the replay runs in this process; drop --engine")
@@ -167,14 +219,16 @@ def record(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compute_on(name: str, workers: int | None, figure: figures.Figure, seeds: int, base_seed: int):
-    """``figure.compute`` with every sweep inside it on the engine ``name``."""
+def _compute_on(name: str, workers: int | None, figure_id: str, seeds: int, base_seed: int):
+    """The figure and its ``compute``, with every sweep inside it on the engine ``name``. The engine comes first,
+    so that a scheduler that cannot be reached is said in seconds, before the figure's family is imported."""
     engine = engines.resolve(name, workers)
     with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine) as default:
+        figure = figures.get(figure_id)
         data = figure.compute(seeds, base_seed)
     if name != "serial" and default.sweeps == 0:
         print(f"note: {figure.id} is not computed through sweep(), so it ran here, not on --engine {name}")
-    return data
+    return figure, data
 
 
 def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
@@ -185,7 +239,7 @@ def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
         raise ValueError(f"{figure.id} has no rule-based stand-in: record it with a key (ANTHROPIC_API_KEY)")
 
 
-def _seeds(args: argparse.Namespace, figure: figures.Figure) -> int:
+def _seeds(args: argparse.Namespace, figure: "figures.Figure | catalogue.FigureEntry") -> int:
     seeds = figure.default_seeds if args.seeds is None else args.seeds
     if not 1 <= seeds <= MAX_SEEDS:
         raise ValueError(
@@ -259,7 +313,9 @@ def _figure_options(parser: argparse.ArgumentParser, figures_out: str | None = N
             "--figures-out", default=figures_out, help="folder for the CSV and the chart (default: out/)"
         )
     parser.add_argument("--seeds", type=int, default=None, help="games per configuration (default: the figure's)")
-    parser.add_argument("--base-seed", type=int, default=0, help="seed the per-game seeds are derived from")
+    parser.add_argument(
+        "--base-seed", type=_seed, default=0, help="seed the per-game seeds are derived from, a whole number from 0"
+    )
     parser.add_argument("--format", choices=("svg", "png"), default="svg", help="chart format (default: svg)")
 
 

@@ -150,7 +150,7 @@ class Real(Param):
         below = value < self.high if self.high_open else value <= self.high
         if not (above and below):
             raise self.error(value, "is out of range")
-        return float(value)
+        return float(value) or 0.0  # -0.0 is 0.0: numpy refuses a spread of -0.0 ("scale < 0")
 
     def allowed(self) -> str:
         return f"a number in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
@@ -324,7 +324,7 @@ class Parameters:
             none = f"; None: {p.optional}" if p.optional else ""
             lines.append(f"{p.name} : {p.allowed()}{unit}{', or None' if p.optional else ''}; default {p.default!r}")
             lines.append(_indented(f"{p.doc}{none}"))
-        lines.append("rng : an int, a numpy Generator or None; default None")
+        lines.append(f"rng : {RNG_ALLOWED}, or None; default None")
         lines.append(_indented("the seed of Mesa's ``random`` and ``rng`` (None: a fresh seed from the system)"))
         return "\n".join(lines)
 
@@ -335,6 +335,21 @@ class Parameters:
                 self.resolve(combination, owner)
             except ParameterError as error:
                 raise ParameterError(f"grid combination {dict(combination)}: {error}") from None
+
+
+RNG_ALLOWED = "a non-negative integer or a numpy Generator"
+_GENERATORS = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
+
+
+def check_rng(rng: Any, name: str = "rng") -> Any:
+    """``rng`` as Mesa and ``numpy.random.default_rng`` take it: None (a fresh seed from the system), a numpy
+    generator (or its bit generator or seed sequence) as given, or a seed as a plain int. Anything else, a negative
+    seed, a float, a string or a bool among them, is a :class:`ParameterError` naming ``name``."""
+    if rng is None or isinstance(rng, _GENERATORS):
+        return rng
+    if isinstance(rng, bool | np.bool_) or not isinstance(rng, numbers.Integral) or rng < 0:
+        raise ParameterError(f"{name}={rng!r} is not a seed: {name} takes {RNG_ALLOWED}, or None (a fresh seed)")
+    return int(rng)
 
 
 def _indented(text: str) -> str:

@@ -75,6 +75,46 @@ def test_run_refuses_a_bad_value_naming_the_parameter_before_playing(tmp_path, c
     assert "no model 'beer-gam'" in capsys.readouterr().err
 
 
+def test_run_reads_a_negative_number_after_an_option_as_its_value(tmp_path, capsys):
+    """argparse alone takes "-inf" and "-1e-3" for options ("expected one argument"); they reach the check."""
+
+    class Shifted(Model):
+        """A model that plays one step with the shift it is given."""
+
+        parameters = Parameters(Real("shift", 0.0, -10, 10, doc="a shift, negative or not"))
+
+        def step(self):
+            self.running = False
+
+        def frame(self):
+            return pd.DataFrame({"step": range(self.steps + 1), "shift": self.shift})
+
+        def summary(self):
+            return {"shift": self.shift}
+
+    assert main(["run", "shifted", "--shift", "-1e-3", "--out", str(tmp_path)]) == 0
+    assert "shift                    -0.001" in capsys.readouterr().out
+    for text, problem in [("-inf", "-inf is not a finite number"), ("-1e3", "-1000.0 is out of range")]:
+        assert main(["run", "shifted", "--shift", text, "--out", str(tmp_path)]) == 2
+        assert f"argument --shift: shift={problem}: shift takes a number in [-10, 10]" in capsys.readouterr().err
+
+
+def test_run_plays_minus_zero_as_zero(tmp_path, capsys):
+    """A spread of -0 is a spread of 0 (numpy alone says "scale < 0"): the same frame, byte for byte."""
+    for spread in ("0", "-0"):
+        assert main(["run", "movie-scheduling", "--price-sd", spread, "--out", str(tmp_path / spread)]) == 0
+    zero, minus_zero = ((tmp_path / spread / "movie-scheduling.csv").read_bytes() for spread in ("0", "-0"))
+    assert minus_zero == zero
+
+
+@pytest.mark.parametrize("seed", ["-1", "1.5", "-inf", "three"])
+def test_run_refuses_a_seed_that_is_not_one_naming_the_option(capsys, seed):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "beer-game", "--seed", seed])
+    assert done.value.code == 2
+    assert f"argument --seed: {seed} is not a seed: give a whole number from 0" in capsys.readouterr().err
+
+
 @pytest.fixture
 def no_work(monkeypatch):
     """Make every figure's computation fail loudly: a command refused before any work never reaches it."""
@@ -110,6 +150,16 @@ def test_record_checks_its_recording_and_figure_destinations_before_any_call(tmp
     arguments = ["record", "rep-beer-fig1", "--stand-in", "--out", str(tmp_path / "r.jsonl")]
     assert main([*arguments, "--figures-out", str(tmp_path / "file")]) == 2
     assert "--figures-out" in capsys.readouterr().err and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("--base-seed", "-1", "-1 is not a seed"), ("--workers", "-inf", "invalid int value: '-inf'")],
+)
+def test_reproduce_refuses_a_negative_number_by_its_option(capsys, no_work, option, value, message):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "delay-fig4", option, value])
+    assert f"argument {option}: {message}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("seeds", ["0", "-3", "10001", "1000000000"])

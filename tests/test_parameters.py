@@ -2,6 +2,7 @@
 
 import inspect
 import math
+import re
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from coordkit import papers
 from coordkit.figures import check_compute, refuse_llm
 from coordkit.model import Model, model_id
-from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real, check_rng
 
 
 def declared(**params):
@@ -59,6 +60,29 @@ def test_good_values_come_back_in_their_normal_form():
     assert GATE.check(np.bool_(True)) is True
     assert DELAY_B.check(None) is None
     assert Choice("consensus", None, (None, "median"), doc="c").check(None) is None
+
+
+@pytest.mark.parametrize("minus_zero", [-0.0, np.float64(-0.0), "-0"])
+def test_minus_zero_is_zero(minus_zero):
+    """numpy refuses a spread of -0.0 ("scale < 0"), and a frame would print it: a Real gives 0.0."""
+    zero = COST.parse(minus_zero) if isinstance(minus_zero, str) else COST.check(minus_zero)
+    assert zero == 0.0 and math.copysign(1.0, zero) == 1.0
+    with pytest.raises(ParameterError, match=r"spread=-0.0 is out of range: spread takes a number in \(0, 1\)"):
+        Real("spread", 0.5, 0, 1, low_open=True, high_open=True, doc="spread").check(-0.0)
+
+
+@pytest.mark.parametrize("rng", [-1, 1.5, "3", True, np.bool_(False), [1, 2]])
+def test_a_seed_that_is_not_one_is_refused_naming_rng_the_value_and_what_a_seed_is(rng):
+    message = f"rng={rng!r} is not a seed: rng takes a non-negative integer or a numpy Generator, or None"
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        check_rng(rng)
+
+
+def test_a_seed_comes_back_as_a_plain_int_and_a_generator_as_given():
+    assert check_rng(np.int64(3)) == 3 and type(check_rng(np.int64(3))) is int
+    assert check_rng(0) == 0 and check_rng(None) is None
+    generator, sequence = np.random.default_rng(1), np.random.SeedSequence(1)
+    assert check_rng(generator) is generator and check_rng(sequence) is sequence
 
 
 def test_choice_keeps_true_apart_from_one():
@@ -167,6 +191,13 @@ def test_a_model_gets_its_signature_docstring_attributes_and_id_from_the_declara
 def test_a_model_checks_its_parameters_before_mesa_sets_anything_up():
     with pytest.raises(ParameterError, match="limit=0 is out of range"):
         Toy(limit=0)
+
+
+def test_a_models_seed_is_checked_and_a_numpy_integer_seeds_as_the_int_does():
+    assert "rng : a non-negative integer or a numpy Generator, or None; default None" in Toy.__doc__
+    assert Toy(rng=np.int64(5)).run().draws == Toy(rng=5).run().draws
+    with pytest.raises(ParameterError, match="rng=-1 is not a seed"):
+        Toy(rng=-1)
 
 
 def test_a_model_must_declare_its_parameters_and_not_hide_mesas_attributes():

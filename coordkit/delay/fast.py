@@ -12,6 +12,7 @@ import numpy as np
 
 from coordkit.delay.game import CODE, D, Timing
 from coordkit.delay.model import DelayedDilemma
+from coordkit.seeds import check_seeds
 
 _UNKNOWN, _DEFECT = CODE["?"], CODE[D]
 
@@ -36,7 +37,9 @@ def simulate(
     tick_s: float = 1.0,
 ) -> Trials:
     """One trial per seed of two simplified-model players (tit-for-tat with probability p, else defect with
-    probability α·D_i). The values are checked against :class:`DelayedDilemma`'s parameters."""
+    probability α·D_i). The seeds are non-negative integers (:func:`~coordkit.seeds.check_seeds`); the values are
+    checked against :class:`DelayedDilemma`'s parameters."""
+    seeds = check_seeds(seeds)
     given = {"p": p, "alpha": alpha, "delay_a": delay_a, "delay_b": delay_b, "duration_s": duration_s, "tick_s": tick_s}
     values = DelayedDilemma.parameters.resolve(given, owner="fast.simulate")
     delay_b = values["delay_a"] if values["delay_b"] is None else values["delay_b"]

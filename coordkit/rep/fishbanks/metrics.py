@@ -68,7 +68,7 @@ def summary(
         seasons = per_season(frame, capacity, viability_threshold)
     played = seasons[seasons["season"] > 0]
     collapsed = played.loc[~played["above_threshold"], "season"]
-    revenue = frame["revenue"].sum()
+    profit, revenue = float(frame["profit"].sum()), float(frame["revenue"].sum())  # overflow: inf, not a warning
     return {
         "final_population": float(seasons["population"].iloc[-1]),
         "final_sustainability_index": float(seasons["sustainability_index"].iloc[-1]),
@@ -77,8 +77,8 @@ def summary(
         "mean_sustainability_index": float(played["sustainability_index"].mean()),
         "mean_health": float(played["population_health"].mean()),
         "mean_coordination": float(played["coordination"].mean()),
-        "profit_margin": float(frame["profit"].sum() / revenue) if revenue > 0 else np.nan,
-        "total_profit": float(frame["profit"].sum()),
+        "profit_margin": profit / revenue if revenue > 0 else np.nan,  # -inf at a subnormal revenue
+        "total_profit": profit,
     }
 
 

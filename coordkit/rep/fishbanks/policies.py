@@ -95,8 +95,8 @@ class REPSituation:
 
 
 def whole_boats(boats: float, max_boats: int) -> int:
-    """Boats are whole, rounded half up, from 1 to ``max_boats``."""
-    return min(max(int(boats + 0.5), 1), max_boats)
+    """Boats are whole, rounded half up, from 1 to ``max_boats`` (an unbounded fleet, inf, is ``max_boats``)."""
+    return int(min(max(boats + 0.5, 1), max_boats))
 
 
 def conditions_met(conditions: list[tuple[float, float]]) -> float | None:
@@ -193,7 +193,8 @@ class REPFleet(Policy):
         return {QUOTA: quota, HEALTH: health, CONFIDENCE: 0.5, STRESS: 0.5}
 
     def share(self, view: FleetView, theta: Theta) -> float:
-        """The boats that land QUOTA_ESTIMATE at the density of maximum regeneration."""
+        """The boats that land QUOTA_ESTIMATE at the density of maximum regeneration: inf when a boat's catch is so
+        small (a catch_per_boat of 1e-310 fish) that the quotient overflows."""
         return theta[QUOTA] / view.fishery.catch_per_boat_at(PEAK_DENSITY)
 
     def hold(self, view: FleetView, theta: Theta) -> float:
@@ -205,9 +206,10 @@ class REPFleet(Policy):
         view, theta = situation.view, situation.theta
         hold, competitive = self.hold(view, theta), self.rule.boats(view)
         trust = theta[CONFIDENCE]
-        boats = whole_boats(trust * hold + (1 - trust) * competitive, view.max_boats)
+        blend = competitive if trust == 0 else trust * hold + (1 - trust) * competitive  # not 0 × inf (NaN)
+        boats = whole_boats(blend, view.max_boats)
         held = whole_boats(hold, view.max_boats)
-        limit = max(held, math.ceil(self.share(view, theta)))
+        limit = max(held, math.ceil(min(self.share(view, theta), view.max_boats)))
         condition = {"hold": held, "others_at_most": min(limit, view.max_boats), "raise_to": competitive}
         return boats, self.sensitivity(situation, boats, condition)
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from coordkit import networks
-from coordkit.parameters import Choice, Integer, Parameters
+from coordkit.parameters import Choice, Integer, Parameters, check_rng
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.model import (
     PROTOCOL_NAMES,
@@ -57,11 +57,11 @@ PARAMETERS = Parameters(
 
 def simulate(seed: int, **params) -> pd.DataFrame:
     """One run of ``MovieScheduling(**params, rng=seed)`` with rule-based agents, as its ``frame()``: round,
-    price, time, consensus, participants, converged, spread. The parameters are :data:`PARAMETERS`, checked as
-    the model checks its own."""
+    price, time, consensus, participants, converged, spread. The parameters are :data:`PARAMETERS`, and the seed
+    is what the model takes for ``rng``, checked as the model checks its own."""
     p = PARAMETERS.resolve(params, owner="fast.simulate")
     n = p["population"]
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_rng(seed, name="seed"))
     taste = draw_preferences(rng, p)
     edges = draw_network(rng, p)
     organiser = int(rng.integers(n))
