@@ -403,11 +403,20 @@ class ExperimentPanel:
         return drawn.html()
 
 
-def control(param: parameters.Param, **options: Any) -> Param:
+def control(param: parameters.Param, start: Any = None, **options: Any) -> Param:
     """The control for a declared parameter: a slider for a number, a dropdown for a choice, a checkbox for a
-    flag. ``options`` override the declaration's label, span (``low``, ``high``), ``step``, ``default``, set an
-    ``active_when`` condition or, for a choice, the ``options`` shown."""
-    settings = {"label": param.label(), "default": param.default, **options}
+    flag. It starts at the declared default, or at ``start`` (checked against the declaration): a value a notebook
+    chose where its readers see it, which a panel function only passes on. ``options`` override the declaration's
+    label, span (``low``, ``high``) and ``step``, set an ``active_when`` condition or, for a choice, the ``options``
+    shown; ``default`` only where the declared default is None, which no control can show."""
+    if "default" in options and param.default is not None:
+        raise parameters.ParameterError(
+            f"a control for {param.name} starts at its declared default {param.default!r}; to start it at "
+            f"{options['default']!r}, let the notebook pass start={{{param.name!r}: {options['default']!r}}}, "
+            "so that its readers see the change"
+        )
+    default = param.default if start is None else param.check(start)
+    settings = {"label": param.label(), "default": default, **options}
     match param:
         case parameters.Integer() | parameters.Real():
             low, high = param.slider or (param.low, param.high)
@@ -422,14 +431,23 @@ def control(param: parameters.Param, **options: Any) -> Param:
     raise parameters.ParameterError(f"{param.name} takes {param.allowed()}: a panel has no control for it")
 
 
-def controls(model: type[Model] | parameters.Parameters, names: Sequence[str], **overrides: dict) -> list[Param]:
-    """Controls for the parameters ``names`` of a model, in that order; ``overrides[name]`` is passed to
-    :func:`control` (``stages={"high": 6}``, ``consensus={"active_when": lambda v: v["protocol"] != "a2a"}``)."""
+def controls(
+    model: type[Model] | parameters.Parameters,
+    names: Sequence[str],
+    *,
+    start: dict[str, Any] | None = None,
+    **overrides: dict,
+) -> list[Param]:
+    """Controls for the parameters ``names`` of a model, in that order, each at its declared default or at
+    ``start[name]`` (see :func:`control`); ``overrides[name]`` is passed to :func:`control` (``stages={"high":
+    6}``, ``consensus={"active_when": lambda v: v["protocol"] != "a2a"}``)."""
     declared = model if isinstance(model, parameters.Parameters) else model.parameters
-    stray = sorted(set(overrides) - set(names))
-    if stray:
-        raise parameters.ParameterError(f"overrides for {stray}, which are not among the controls {list(names)}")
-    return [control(declared[name], **overrides.get(name, {})) for name in names]
+    start = dict(start or {})
+    for given, what in ((overrides, "overrides"), (start, "start values")):
+        stray = sorted(set(given) - set(names))
+        if stray:
+            raise parameters.ParameterError(f"{what} for {stray}, which are not among the controls {list(names)}")
+    return [control(declared[name], start.get(name), **overrides.get(name, {})) for name in names]
 
 
 def model_panel(
@@ -438,19 +456,21 @@ def model_panel(
     *,
     chart: Callable[[Model], Any],
     fixed: dict[str, Any] | None = None,
+    start: dict[str, Any] | None = None,
     seeds: tuple[int, int] = (0, 19),
     title: str | None = None,
     **overrides: dict,
 ) -> ExperimentPanel:
     """A panel that plays ``model`` with the chosen parameters (``fixed`` ones too) and a seed slider, and shows
-    ``chart(model)``. ``overrides`` may set the seed slider's ``label`` or ``active_when`` too (``seed={...}``)."""
+    ``chart(model)``. Controls start at the declared defaults, or at ``start`` (see :func:`controls`).
+    ``overrides`` may set the seed slider's ``label`` or ``active_when`` too (``seed={...}``)."""
     fixed = dict(fixed or {})
 
     def play(seed: int, **values: Any) -> Model:
         return model(**fixed, **values, rng=seed).run()
 
     seed = Slider("seed", *seeds, default=seeds[0], **overrides.pop("seed", {}))
-    return ExperimentPanel(play, [*controls(model, names, **overrides), seed], chart=chart, title=title)
+    return ExperimentPanel(play, [*controls(model, names, start=start, **overrides), seed], chart=chart, title=title)
 
 
 def _check_name(name: str) -> None:

@@ -369,7 +369,7 @@ def test_the_chain_refuses_a_round_the_game_did_not_play():
 
 
 def test_the_stepper_draws_the_chosen_games_round_and_its_play_button_drives_the_round():
-    stepper = panels.stepper_panel()
+    stepper = panels.stepper_panel(start={"protocol": "a2a"})  # as notebook 01 calls it
     play = stepper.widget.children[0]
     assert (play.min, play.max, play.value) == (0, 20, 7) and stepper.values == {"protocol": "a2a", "t": 7}
     stepper.controls["t"].value = 12

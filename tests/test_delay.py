@@ -278,8 +278,10 @@ def test_the_explore_view_keeps_its_axes_whatever_the_data():
         assert one == other
 
 
+PAPERS_DELAYS = {"delay_a": 5, "delay_b": 5}  # notebook 04 starts its panel there, visibly
+
 def test_the_explore_panel_starts_at_the_papers_setting_and_draws_the_explore_view():
-    panel = panels.explore_panel()
+    panel = panels.explore_panel(start=PAPERS_DELAYS)
     assert panel.values == {
         "delay_a": 5,
         "delay_b": 5,
@@ -301,7 +303,7 @@ def test_the_explore_panel_starts_at_the_papers_setting_and_draws_the_explore_vi
 
 
 def test_the_explore_panel_plays_again_when_a_delay_changes():
-    panel = panels.explore_panel()
+    panel = panels.explore_panel(start=PAPERS_DELAYS)
     panel.controls["delay_b"].value = 20
     assert panel.last_error is None
     assert panel.output.children[0].spec["title"][0] == "200 trials of 60 s, delays A 5 s / B 20 s, p = 0.90, α = 0.100"
@@ -309,7 +311,7 @@ def test_the_explore_panel_plays_again_when_a_delay_changes():
 
 
 def test_the_explore_panel_greys_out_what_the_chosen_player_ignores():
-    panel = panels.explore_panel()
+    panel = panels.explore_panel(start=PAPERS_DELAYS)
     traits = {"agreeableness", "conscientiousness", "neuroticism"}
     assert {name for name, control in panel.controls.items() if control.disabled} == traits
     panel.controls["policy_a"].value = panel.params["policy_a"].values.index("persona")

@@ -415,7 +415,7 @@ def test_the_round_view_renders(params):
 
 
 def test_the_fast_panel_plays_the_fast_path_with_its_controls():
-    panel = panels.fast_panel()
+    panel = panels.fast_panel(start={"population": 1_000})  # as notebook 02 calls it
     start = {"protocol": "rep_numerical", "reading": "section7", "population": 1_000, "sparsity": 0.3}
     start["consensus"] = "median_coordinate"
     assert panel.values == start

@@ -103,3 +103,16 @@ def test_nbval_compares_the_outputs_of_tagged_cells(tmp_path):
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "-n", "0", str(path)]
         outcomes[name] = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True).returncode
     assert outcomes == {"tagged": 1, "untagged": 0}, outcomes
+
+
+PANEL_BUILDERS = re.compile(r"\b(model_panel|ExperimentPanel|controls)\(")
+
+
+@pytest.mark.parametrize("notebook", [path for path in ALL if not path.name.startswith("00_")], ids=lambda p: p.stem)
+def test_a_chapter_takes_its_panels_from_its_familys_panels_module(notebook):
+    """Panels are built in ``panels.py`` (CONTRIBUTING.md, step 5), so their defaults are the declaration's unless a
+    cell passes ``start=`` visibly; the start notebook alone shows how ``model_panel`` puts one together."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    built = [match for source in code for match in PANEL_BUILDERS.findall(source)]
+    assert not built, f"{notebook.name} builds panels in a cell ({built}): move them into the family's panels.py"

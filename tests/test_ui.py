@@ -254,6 +254,21 @@ def test_choices_and_flags_get_their_declared_labels():
     assert decay.default is True and (delay.low, delay.high, delay.label) == (0, 30, "delay (s)")
 
 
+def test_a_control_starts_at_the_declared_default_unless_the_notebook_says_otherwise():
+    declared = parameters.Parameters(
+        parameters.Real("delay", 2.0, 0, 600, slider=(0, 30), doc="delay"),
+        parameters.Integer("event", None, 1, 9, optional="no event", doc="step of the event"),
+    )
+    with pytest.raises(parameters.ParameterError, match=r"starts at its declared default 2.0.*start=\{'delay': 5\}"):
+        controls(declared, ["delay"], delay={"default": 5})
+    delay, event = controls(declared, ["delay", "event"], start={"delay": 5}, event={"default": 3})
+    assert (delay.start, event.start) == (5.0, 3)
+    with pytest.raises(parameters.ParameterError, match="delay"):
+        controls(declared, ["delay"], start={"delay": -1})
+    with pytest.raises(parameters.ParameterError, match=r"start values for \['event'\]"):
+        controls(declared, ["delay"], start={"event": 3})
+
+
 def test_objects_have_no_control_and_overrides_must_name_a_control():
     declared = parameters.Parameters(
         parameters.Instance("llm", None, object, optional="none", doc="client"),
@@ -426,3 +441,21 @@ def test_a_shown_panel_replaces_its_static_view_when_the_page_has_drawn_the_new_
 
 def line_of_noise(noise: float, kind: str) -> pd.DataFrame:
     return pd.DataFrame({"x": [0, 1], "y": [0, noise]})
+
+
+def test_a_familys_panels_pass_start_values_on_and_never_choose_them():
+    """A panel starts at the declaration's defaults unless a notebook cell says otherwise, where readers see it:
+    a ``panels.py`` may pass ``start`` on, never write one (``controls`` already refuses a ``default`` override)."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "coordkit"
+    chosen = [
+        f"{path.relative_to(package)}:{call.lineno}"
+        for path in sorted(package.rglob("panels.py"))
+        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(call, ast.Call)
+        for keyword in call.keywords
+        if keyword.arg == "start" and not isinstance(keyword.value, ast.Name)
+    ]
+    assert not chosen, f"panels choose their own start values at {chosen}: let the notebook pass them"

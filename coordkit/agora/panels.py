@@ -23,7 +23,7 @@ def weather_panel() -> ExperimentPanel:
             ["queries", "check_after", "negotiate_after", "alice_model", "bob_model"],
             queries={"low": 2, "high": 30},
             check_after={"high": 10},
-            negotiate_after={"high": 10, "default": 5},  # D.1's 3 and 5, so that either can move up a step
+            negotiate_after={"high": 10},
         ),
         chart=charts.weather,
     )
@@ -52,7 +52,7 @@ def network_panel() -> ExperimentPanel:
     return ExperimentPanel(
         play,
         [
-            *controls(AgoraNetwork, list(NETWORK_CONTROLS), queries={"default": 500}, users={"high": 200}),
+            *controls(AgoraNetwork, list(NETWORK_CONTROLS), users={"high": 200}),
             Slider("seed", 0, 9),
         ],
         chart=network_view,

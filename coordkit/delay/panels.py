@@ -8,9 +8,10 @@ from coordkit.seeds import derive_seeds
 from coordkit.ui import ExperimentPanel, Slider, controls
 
 
-def explore_panel() -> ExperimentPanel:
+def explore_panel(start: dict | None = None) -> ExperimentPanel:
     """Notebook 04, §5 "Explore": both delays, the trial length, the player (the simplified model's p and α, or a
-    persona's three traits) and the number of trials; the outcome shares of the last 20 s, then the rasters."""
+    persona's three traits) and the number of trials; the outcome shares of the last 20 s, then the rasters. The
+    model's controls start at its declared defaults, or at ``start``."""
     simplified_only = {"active_when": plays_simplified_model}
     persona_only = {"active_when": plays_persona}
     return ExperimentPanel(
@@ -19,8 +20,9 @@ def explore_panel() -> ExperimentPanel:
             *controls(
                 DelayedDilemma,
                 ["delay_a", "delay_b", "duration_s", "policy_a", "p", "alpha"],
-                delay_a={"default": 5, "label": "delay A (s)"},
-                delay_b={"default": 5, "label": "delay B (s)"},
+                start=start,
+                delay_a={"label": "delay A (s)"},
+                delay_b={"label": "delay B (s)"},
                 duration_s={"low": 20, "label": "trial length (s)"},  # the 20 s measured … 300 s: ≤ 0.13 s a run
                 policy_a={"options": ["simplified", "persona"], "label": "player"},
                 p={"low": 0.5, "step": 0.01, **simplified_only},  # exercise 2 asks for p = 0.99

@@ -22,19 +22,20 @@ EXPLORED = [
 STEP_MS = 1500  # the stepper's ▶ moves one round every 1.5 s
 
 
-def stepper_panel(seed: int = 0, start: int = 7) -> ExperimentPanel:
+def stepper_panel(seed: int = 0, at_round: int = 7, start: dict | None = None) -> ExperimentPanel:
     """The chain at round t (:func:`~coordkit.rep.beer_game.charts.chain_at`) of one default game per protocol,
-    played with ``seed``, and a ▶ button above the controls that steps t forward."""
+    played with ``seed``, from round ``at_round``, and a ▶ button above the controls that steps t forward. The
+    protocol starts at the declared default, or at ``start["protocol"]``."""
     played = {protocol: BeerGame(protocol=protocol, rng=seed).run().frame() for protocol in PROTOCOLS}
     last = int(played["a2a"]["round"].max())
     panel = ExperimentPanel(
         lambda protocol, t: charts.chain_at(played[protocol], t),
         [
-            *controls(BeerGame, ["protocol"], protocol={"default": "a2a"}),
-            Slider("t", 0, last, default=start, label="round"),
+            *controls(BeerGame, ["protocol"], start=start),
+            Slider("t", 0, last, default=at_round, label="round"),
         ],
     )
-    play = widgets.Play(value=start, min=0, max=last, interval=STEP_MS)
+    play = widgets.Play(value=at_round, min=0, max=last, interval=STEP_MS)
     widgets.jslink((play, "value"), (panel.controls["t"], "value"))  # in the page: ▶ moves the round slider
     panel.widget.children = (play, *panel.widget.children)
     return panel

@@ -1,14 +1,25 @@
-"""Notebook 02's fast-path panel (section 3.1): thousands of moviegoers, played with numpy."""
+"""Notebook 02's movie panels: the Mesa model on its network (section 2.6), and thousands of moviegoers played with
+numpy on the fast path (section 3.1)."""
 
 import pandas as pd
 
 from coordkit import viz
-from coordkit.rep.movies import fast
-from coordkit.ui import ExperimentPanel, controls
+from coordkit.rep.movies import charts, fast
+from coordkit.rep.movies.model import MovieScheduling
+from coordkit.ui import ExperimentPanel, controls, model_panel
+
+EXPLORED = ["protocol", "reading", "population", "sparsity", "consensus", "attention", "opening"]
 
 
-def fast_panel(seed: int = 0) -> ExperimentPanel:
-    """The consensus round by round of :func:`~coordkit.rep.movies.fast.simulate`, from 100 to 10,000 agents."""
+def explore_panel(start: dict | None = None) -> ExperimentPanel:
+    """One run of the Mesa model (:func:`~coordkit.rep.movies.charts.round_view`: the network, the map of the
+    proposals, the consensus over rounds), at the declared defaults or at ``start``."""
+    return model_panel(MovieScheduling, EXPLORED, chart=charts.round_view, start=start, population={"label": "agents"})
+
+
+def fast_panel(seed: int = 0, start: dict | None = None) -> ExperimentPanel:
+    """The consensus round by round of :func:`~coordkit.rep.movies.fast.simulate`, from 20 to 10,000 agents; the
+    controls start at the declared defaults, or at ``start``."""
 
     def play(protocol: str, reading: str, population: int, sparsity: float, consensus: str | None) -> pd.DataFrame:
         params = {"reading": reading, "population": population, "sparsity": sparsity, "consensus": consensus}
@@ -19,8 +30,9 @@ def fast_panel(seed: int = 0) -> ExperimentPanel:
         controls(
             fast.PARAMETERS,
             ["protocol", "reading", "population", "sparsity", "consensus"],
+            start=start,
             protocol={"options": list(fast.PROTOCOLS)},
-            population={"low": 100, "high": 10_000, "default": 1_000, "step": 100, "label": "agents"},
+            population={"low": 20, "high": 10_000, "step": 20, "label": "agents"},
         ),
         chart=consensus_chart,
     )
