@@ -220,15 +220,13 @@ def record(args: argparse.Namespace) -> int:
 
 
 def _compute_on(name: str, workers: int | None, figure_id: str, seeds: int, base_seed: int):
-    """The figure and its ``compute``, with every sweep inside it on the engine ``name``. The engine comes first,
-    so that a scheduler that cannot be reached is said in seconds, before the figure's family is imported."""
+    """The figure and its ``compute``, with every sweep inside it on the engine ``name`` (every figure's trials go
+    through sweep: tests/test_contract_engines.py). The engine comes first, so that a scheduler that cannot be
+    reached is said in seconds, before the figure's family is imported."""
     engine = engines.resolve(name, workers)
-    with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine) as default:
+    with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine):
         figure = figures.get(figure_id)
-        data = figure.compute(seeds, base_seed)
-    if name != "serial" and default.sweeps == 0:
-        print(f"note: {figure.id} is not computed through sweep(), so it ran here, not on --engine {name}")
-    return figure, data
+        return figure, figure.compute(seeds, base_seed)
 
 
 def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:

@@ -26,6 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve
+from coordkit.llm.base import LLMClient
 from coordkit.model import Model
 from coordkit.seeds import derive_seeds
 from coordkit.sweep_store import SweepStore
@@ -95,7 +96,7 @@ def sweep(
         run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__)
     elif frame:
         raise ValueError("frame=True collects a model's frame(); pass a model class, or return a frame from run")
-    engine = resolve(engine, workers)
+    engine = _engine_for(engine, workers, fixed)
     if isinstance(engine, ProcessEngine):
         _require_importable(run)
     tasks = [(run, params, fixed, seed, frame) for params in combinations for seed in seed_list]
@@ -184,6 +185,23 @@ def _run_task(task: Task) -> pd.DataFrame:
         name: [value] * len(frame) for name, value in {**params, "seed": seed}.items() if name not in frame.columns
     }
     return pd.concat([pd.DataFrame(labels, index=frame.index), frame], axis=1)
+
+
+def _engine_for(engine: "str | Engine | None", workers: int | None, fixed: dict[str, Any]) -> Engine:
+    """The engine of the sweep: as asked, but serial when a fixed parameter is an LLM client (its ledger, budget
+    and recording live in this process; a copy in a worker would spend unseen). The default engine of a
+    :func:`~coordkit.engines.using` block yields to that; an engine asked for by name or object is refused."""
+    clients = sorted(name for name, value in fixed.items() if isinstance(value, LLMClient))
+    if not clients:
+        return resolve(engine, workers)
+    chosen = SerialEngine() if engine is None else resolve(engine, workers)
+    if not isinstance(chosen, SerialEngine):
+        raise ValueError(
+            f"fixed[{clients[0]!r}] is an LLM client, which cannot go to another process (its ledger, budget and "
+            "recording live in this one): use engine='serial' (the calls of a round still run concurrently), or "
+            "sweep without the client"
+        )
+    return chosen
 
 
 def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:

@@ -67,3 +67,8 @@ def dying_run(x: int, seed: int) -> dict[str, int]:
     if x == 2:
         os._exit(1)
     return {"value": x}
+
+
+def client_run(seed: int, client) -> dict[str, int]:
+    """One row; ``client`` is a fixed parameter the sweep must keep in its own process (an LLM client)."""
+    return {"value": seed % 7}

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import Walk, coin_run, seed_echo_run, walk_run
+from sweep_targets import Walk, client_run, coin_run, seed_echo_run, walk_run
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
@@ -172,3 +172,17 @@ def test_a_model_class_sweeps_in_worker_processes_too():
     serial = sweep(Walk, {"scale": [1.0, 2.0]}, seeds=2, progress=False)
     parallel = sweep(Walk, {"scale": [1.0, 2.0]}, seeds=2, engine="processes", workers=2, progress=False)
     pd.testing.assert_frame_equal(serial, parallel)
+
+
+def test_an_llm_client_stays_in_this_process_whatever_the_engine():
+    """A client's ledger, budget and recording live here: the default engine of ``using`` yields to serial, and an
+    engine asked for by name is refused before any run."""
+    from coordkit import engines
+    from coordkit.llm import ScriptedClient
+
+    client = ScriptedClient(["x"], repeat=True)
+    with engines.using(engines.ProcessEngine(2)) as default:
+        sweep(client_run, None, 2, fixed={"client": client}, progress=False)
+    assert default.sweeps == 0
+    with pytest.raises(ValueError, match=r"fixed\['client'\] is an LLM client, which cannot go to another process"):
+        sweep(client_run, None, 2, fixed={"client": client}, engine="processes", progress=False)

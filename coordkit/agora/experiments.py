@@ -22,7 +22,7 @@ from coordkit.agora.model import ARM_NAMES, PROTOCOLS, AgoraNetwork, WeatherDemo
 from coordkit.figures import COMPARISON, figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.seeds import derive_seeds
+from coordkit.sweep import sweep
 
 PROGRESS_EVERY = 25  # queries between two reports of play_both's progress
 SETUP = ("negotiation", "checks", "implementation")  # what a protocol costs before it is used
@@ -30,7 +30,7 @@ TOTAL_NAMES = {
     "cost": "cost (USD)",
     "per_query": "USD a query",
     "in_protocol": "queries in a protocol (%)",
-    "llm_calls": "LLM calls",
+    "llm_turns": "LLM calls",
     "negotiations": "negotiations",
     "fallbacks": "routine fallbacks",
     "lost": "lost queries",
@@ -71,7 +71,7 @@ def totals(frame: pd.DataFrame) -> pd.DataFrame:
         cost=("cost", "sum"),
         per_query=("cost", "mean"),
         in_protocol=("mode", lambda mode: 100 * (mode == "protocol").mean()),
-        llm_calls=("llm_calls", "sum"),
+        llm_turns=("llm_turns", "sum"),
         negotiations=("negotiated", "sum"),
         fallbacks=("routine_fallbacks", "sum"),
         lost=("lost", "sum"),
@@ -131,7 +131,12 @@ def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
 def weather(seeds: int = 1, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 10) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`WeatherDemo` (its frame, with ``seed``, ``protocol`` and
     ``estimated``)."""
-    return _arms(WeatherDemo, seeds, base_seed, llm, queries=queries)
+    return _arms(weather_arms, seeds, base_seed, llm, "weather seeds", queries=queries)
+
+
+def weather_arms(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
+    """Both arms of one seed of :class:`WeatherDemo` (:func:`play_both`): the run :func:`weather` sweeps."""
+    return play_both(WeatherDemo, seed, llm, **params)
 
 
 # --- §5.3: the 100-agent network ------------------------------------------------------------------------------------
@@ -190,13 +195,22 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
 def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with
     ``seed``, ``protocol`` and ``estimated``)."""
-    return _arms(AgoraNetwork, seeds, base_seed, llm, queries=queries)
+    return _arms(network_arms, seeds, base_seed, llm, "network seeds", queries=queries)
 
 
-def _arms(model: type, seeds: int, base_seed: int, llm: LLMClient | None, **params) -> pd.DataFrame:
-    frames = [play_both(model, seed, llm, **params).assign(seed=seed) for seed in derive_seeds(base_seed, seeds)]
-    frame = pd.concat(frames, ignore_index=True).assign(estimated=llm is None)
-    return frame[["seed", "protocol", *frame.columns[:-3], "estimated"]]
+def network_arms(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
+    """Both arms of one seed of :class:`AgoraNetwork` (:func:`play_both`): the run :func:`network` sweeps."""
+    return play_both(AgoraNetwork, seed, llm, **params)
+
+
+def _arms(
+    run: Callable[..., pd.DataFrame], seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params
+) -> pd.DataFrame:
+    """``run``'s arms for ``seeds`` seeds derived from ``base_seed``, in one sweep (on the default engine; with an
+    ``llm``, in this process, as :func:`~coordkit.sweep.sweep` keeps every LLM client)."""
+    frame = sweep(run, None, seeds, base_seed=base_seed, fixed={"llm": llm, **params}, desc=desc)
+    frame = frame.assign(estimated=llm is None)
+    return frame[["seed", "protocol", *frame.columns.drop(["seed", "protocol", "estimated"]), "estimated"]]
 
 
 def _queries(frame: pd.DataFrame) -> str:

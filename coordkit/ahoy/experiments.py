@@ -23,7 +23,7 @@ from coordkit.ahoy.model import CONCURRENT, AhoyEnactment
 from coordkit.figures import figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.seeds import derive_seeds
+from coordkit.sweep import sweep
 
 BRANCHES = {"urgent": "urgent", "cheapest": "cheapest", "ambiguous": ""}
 
@@ -68,6 +68,11 @@ def all_scenarios(seed: int = 0, llm: LLMClient | None = None) -> dict[str, Ahoy
 def table(enactments: dict[str, AhoyEnactment], seed: int) -> pd.DataFrame:
     """One row per scenario: its name, the seed, and the enactment's ``summary()``."""
     return pd.DataFrame([{"scenario": name, "seed": seed, **model.summary()} for name, model in enactments.items()])
+
+
+def scenario_rows(seed: int, llm: LLMClient | None = None) -> pd.DataFrame:
+    """Every scenario at ``seed``, one row each (:func:`table`): the run :func:`scenarios` sweeps."""
+    return table(all_scenarios(seed, llm), seed)
 
 
 def compare_with_paper(scenarios: pd.DataFrame) -> pd.DataFrame:
@@ -128,8 +133,7 @@ def _fell_back(kit: pd.Series) -> str:
 )
 def scenarios(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Every scenario for ``seeds`` seeds derived from ``base_seed``: one row per scenario and seed (the columns of
-    :meth:`AhoyEnactment.summary`; ``llm_fallbacks`` only with ``llm``)."""
-    frame = pd.concat(
-        [table(all_scenarios(seed, llm), seed) for seed in derive_seeds(base_seed, seeds)], ignore_index=True
-    )
+    :meth:`AhoyEnactment.summary`; ``llm_fallbacks`` only with ``llm``). One sweep over the seeds, on the default
+    engine (with ``llm``, in this process, as :func:`~coordkit.sweep.sweep` keeps every LLM client)."""
+    frame = sweep(scenario_rows, None, seeds, base_seed=base_seed, fixed={"llm": llm}, desc="Ahoy seeds")
     return frame if llm is not None else frame.drop(columns="llm_fallbacks")

@@ -6,8 +6,13 @@
 
 One trial is the model itself, ``DelayedDilemma(delay_a=5, rng=0).run()``; many are a sweep over it:
 ``sweep(DelayedDilemma, {"delay_a": [0, 5, 10]}, seeds=50)`` gives one row of ``summary()`` per trial. The
-figures of simplified players play the vectorised fast path (:mod:`coordkit.delay.fast`), the same trials.
+figures of simplified players play the vectorised fast path (:mod:`coordkit.delay.fast`), the same trials. Each
+figure is one sweep over its cells (a cell: every trial of one setting, such as one delay), so that ``coordkit
+reproduce --engine`` plays them in parallel.
 """
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +25,7 @@ from coordkit.figures import COMPARISON, figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.seeds import derive_seeds
+from coordkit.sweep import sweep
 
 PAPER_P = (0.8, 0.9)
 PAPER_ALPHA = (0.1, 0.2)
@@ -33,6 +39,17 @@ def simple_trials(
     """Many simplified-model trials at once (the fast path): one row of shares and payoffs per trial."""
     played = fast.simulate(seeds, p, alpha, delay_a, delay_b)
     return pd.concat([metrics.shares(played.effective, played.timing), metrics.payoff_totals(played.effective)], axis=1)
+
+
+def _swept(
+    run: Callable[..., pd.DataFrame], grid: Mapping[str, Sequence], base_seed: int, **fixed: Any
+) -> pd.DataFrame:
+    """Every cell of ``grid`` in one sweep of ``run``, each cell deriving its trials' seeds from ``base_seed`` (so
+    every cell plays the same trials: common random numbers), without the sweep's ``seed`` column (with an ``llm``
+    in ``fixed``, in this process: :func:`~coordkit.sweep.sweep` keeps every LLM client). No progress bar: a cell
+    of the fast path takes milliseconds, and notebook 04 checks the output of cells that call these figures."""
+    played = sweep(run, grid, [base_seed], fixed=fixed, progress=False)
+    return played.drop(columns="seed")
 
 
 def u_shape(frame: pd.DataFrame) -> pd.DataFrame:
@@ -102,15 +119,15 @@ def figure4(
 ) -> pd.DataFrame:
     """Fig. 4: one row per p, α, delay and trial. Every cell plays the same trial seeds (common random numbers)."""
     refuse_llm(llm, "the simplified model plays it")
-    trial_seeds = derive_seeds(base_seed, seeds)
-    cells = [
-        simple_trials(trial_seeds, p, alpha, delay).assign(p=p, alpha=alpha, delay=delay, trial=range(seeds))
-        for p in ps
-        for alpha in alphas
-        for delay in delays
-    ]
-    frame = pd.concat(cells, ignore_index=True)
+    grid = {"p": list(ps), "alpha": list(alphas), "delay": list(delays)}
+    frame = _swept(figure4_cell, grid, base_seed, trials=seeds)
     return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
+
+
+def figure4_cell(seed: int, p: float, alpha: float, delay: float, trials: int) -> pd.DataFrame:
+    """One cell of Fig. 4: ``trials`` simplified-model trials (seeds derived from ``seed``) at p, α and delay."""
+    played = simple_trials(derive_seeds(seed, trials), p, alpha, delay)
+    return played.assign(p=p, alpha=alpha, delay=delay, trial=range(trials))
 
 
 def compare_figure3(frame: pd.DataFrame) -> pd.DataFrame:
@@ -153,26 +170,30 @@ def figure3(
     Without ``llm``: simplified-model players (the fast path). With it: two LLM players with the paper's persona
     (A=1, C=−1, N=1), each trial a Mesa model; columns llm_calls and llm_fallbacks count per trial.
     """
-    trial_seeds = derive_seeds(base_seed, seeds)
-    frames = []
-    for delay in delays:
-        if llm is None:
-            played = fast.simulate(trial_seeds, p, alpha, delay)
-            codes, calls = played.effective, [(0, 0)] * seeds
-        else:
-            models = [
-                DelayedDilemma(delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm, rng=seed).run()
-                for seed in trial_seeds
-            ]
-            codes = np.concatenate([metrics.effective_codes(m.frame()) for m in models], axis=1)
-            calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
-        frames.append(
-            raster_rows(codes, delay).assign(
-                llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
-                llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+    grid = {"delay": list(delays)}
+    return _swept(figure3_cell, grid, base_seed, trials=seeds, p=p, alpha=alpha, llm=llm)
+
+
+def figure3_cell(
+    seed: int, delay: float, trials: int, p: float, alpha: float, llm: LLMClient | None = None
+) -> pd.DataFrame:
+    """One delay of Fig. 3: the raster of ``trials`` trials (seeds derived from ``seed``), simplified players on the
+    fast path, or with ``llm`` two LLM players with the paper's persona, each trial a Mesa model."""
+    trial_seeds = derive_seeds(seed, trials)
+    if llm is None:
+        played = fast.simulate(trial_seeds, p, alpha, delay)
+        codes, calls = played.effective, [(0, 0)] * trials
+    else:
+        models = [
+            DelayedDilemma(delay_a=delay, policy_a="llm", persona_a=PAPER_PERSONA, llm=llm, rng=trial_seed).run()
+            for trial_seed in trial_seeds
+        ]
+        codes = np.concatenate([metrics.effective_codes(m.frame()) for m in models], axis=1)
+        calls = [(m.llm_calls, m.llm_fallbacks) for m in models]
+    return raster_rows(codes, delay).assign(
+        llm_calls=np.repeat([c for c, _ in calls], codes.shape[2]),
+        llm_fallbacks=np.repeat([f for _, f in calls], codes.shape[2]),
+    )
 
 
 def compare_asymmetry(frame: pd.DataFrame) -> pd.DataFrame:
@@ -209,13 +230,11 @@ def asymmetry(
     """Beyond the paper: player A keeps ``fast_delay`` while B's delay grows. One row per B delay and trial,
     with the shares, both payoffs, and who was exploited."""
     refuse_llm(llm, "the simplified model plays it")
-    trial_seeds = derive_seeds(base_seed, seeds)
-    return pd.concat(
-        [
-            simple_trials(trial_seeds, p, alpha, fast_delay, slow).assign(
-                delay_a=fast_delay, delay_b=slow, trial=range(seeds)
-            )
-            for slow in slow_delays
-        ],
-        ignore_index=True,
-    )
+    grid = {"delay_b": list(slow_delays)}
+    return _swept(asymmetry_cell, grid, base_seed, trials=seeds, delay_a=fast_delay, p=p, alpha=alpha)
+
+
+def asymmetry_cell(seed: int, delay_b: float, trials: int, delay_a: float, p: float, alpha: float) -> pd.DataFrame:
+    """One of B's delays beside A's: ``trials`` simplified-model trials (seeds derived from ``seed``)."""
+    played = simple_trials(derive_seeds(seed, trials), p, alpha, delay_a, delay_b)
+    return played.assign(delay_a=delay_a, delay_b=delay_b, trial=range(trials))

@@ -19,7 +19,11 @@ to a bracket of 1/256, and the fitted value is the evaluation closest to the tar
 ``failure`` (330 trials), so the fit is a bracket, not a point.
 
 **The predictions.** With that one value, every other rate of Tables 2, 4, 5, 6 and 7 is played with the paper's
-trial counts and compared with the paper's by Fisher's exact test. Nothing is tuned further.
+trial counts and compared with the paper's by Fisher's exact test. Nothing is tuned further. The figure
+``pressure-calibrated`` (registered in ``experiments`` with the other figures) plays them with the cached fit.
+
+The tables are played as their registered figures (:func:`coordkit.figures.get`), not imported from
+``experiments``, which imports this module for the calibrated figure's chart and comparison.
 
 ``python -m coordkit.pressure.calibration`` redoes both (several minutes) and writes ``data/pressure_calibration.csv``
 and ``data/pressure_predictions.csv``, which the notebook reads; ``--check`` recomputes and compares instead.
@@ -33,13 +37,11 @@ from functools import cache
 import pandas as pd
 from scipy import optimize
 
-from coordkit import stats
-from coordkit.figures import figure, refuse_llm
-from coordkit.llm import LLMClient
+from coordkit import figures, stats
 from coordkit.papers import numbers
 from coordkit.paths import DATA
 from coordkit.pressure import charts
-from coordkit.pressure import experiments as ex
+from coordkit.pressure.design import DESIGN_TRIALS
 
 TARGET_FIGURE, TARGET_STRATEGY = "pressure-table2", "pressure_field"
 BRACKET = 1 / 256
@@ -64,12 +66,14 @@ def target() -> tuple[int, int]:
     return int(paper.value("solved", TARGET_STRATEGY)), int(paper.value("trials", TARGET_STRATEGY))
 
 
-def target_trials(failure: float, seeds: int = ex.DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
-    """Pressure-field's trials of Table 2's design with actors that fail with probability ``failure``."""
-    return ex.table2(seeds, base_seed, strategies=(TARGET_STRATEGY,), failure=failure)
+def target_trials(failure: float, seeds: int = DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
+    """Pressure-field's trials of Table 2's design (the registered figure) with actors that fail with probability
+    ``failure``."""
+    table2 = figures.get(TARGET_FIGURE).compute
+    return table2(seeds, base_seed, strategies=(TARGET_STRATEGY,), failure=failure)
 
 
-def fit(seeds: int = ex.DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
+def fit(seeds: int = DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
     """The bisection, one row per evaluation in the order played: failure, solved, trials, rate, its Wilson
     interval, and ``fitted`` (True on the evaluation closest to the target rate; ties: the later)."""
     solved_target, trials_target = target()
@@ -116,16 +120,11 @@ def load_predictions() -> pd.DataFrame:
 # --- the predictions -----------------------------------------------------------------------------------------------
 
 
-def play_tables(failure: float, seeds: int = ex.DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
-    """Tables 2, 4, 5, 6 (escalation on, as the paper ran it) and 7 with actors that fail with probability
-    ``failure``: one row per trial, with the figure it belongs to in ``figure``."""
-    tables = {
-        "pressure-table2": ex.table2(seeds, base_seed, failure=failure),
-        "pressure-ablation": ex.ablation(seeds, base_seed, failure=failure),
-        "pressure-table5": ex.scaling(seeds, base_seed, failure=failure),
-        "pressure-table6": ex.escalation(seeds, base_seed, failure=failure).query("escalation"),
-        "pressure-table7": ex.easy(seeds, base_seed, failure=failure),
-    }
+def play_tables(failure: float, seeds: int = DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
+    """Tables 2, 4, 5, 6 (escalation on, as the paper ran it) and 7, each its registered figure, with actors that
+    fail with probability ``failure``: one row per trial, with the figure it belongs to in ``figure``."""
+    tables = {figure_id: figures.get(figure_id).compute(seeds, base_seed, failure=failure) for figure_id in TABLES}
+    tables["pressure-table6"] = tables["pressure-table6"].query("escalation")
     return pd.concat([frame.assign(figure=figure_id) for figure_id, frame in tables.items()], ignore_index=True)
 
 
@@ -237,20 +236,6 @@ def compare(played: pd.DataFrame) -> pd.DataFrame:
 def chart(played: pd.DataFrame):
     """:func:`coordkit.pressure.charts.predictions` of the played tables."""
     return charts.predictions(predictions(played))
-
-
-@figure(
-    "pressure-calibrated",
-    "Pressure fields Tables 2, 4-7 with the actors calibrated to one number (Table 2's pressure-field rate)",
-    chart=chart,
-    compare=compare,
-    default_seeds=ex.DESIGN_TRIALS,
-)
-def calibrated(seeds: int = ex.DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
-    """Tables 2, 4, 5, 6 and 7 with the cached calibrated ``failure`` (:func:`play_tables`); the paper's trial
-    counts at 30 ``seeds``."""
-    refuse_llm(llm, "the calibration is of the rule-based actors")
-    return play_tables(calibrated_failure(), seeds, base_seed)
 
 
 # --- the cache ----------------------------------------------------------------------------------------------------

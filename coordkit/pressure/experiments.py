@@ -1,77 +1,31 @@
 """The pressure-field paper's experiments (§6, Tables 2–7), as functions returning tidy DataFrames (one row per
 trial), registered for `coordkit reproduce`.
 
-One trial is the model itself: ``PressureField(strategy="hierarchical", rng=0).run()``. The paper's 1,078 trials
-come from four conditions (counts read from the authors' results, see ``data/papers/pressure_fields.csv``): the
-main grid (7×7, 7 empty, 1/2/4/8 agents), scaling (7×7, 8 empty, 2–32 agents, pressure-field and hierarchical
-only), escalation (7×7, 8 empty) and easy (5×5, 5 empty). Within a condition every strategy plays the same puzzles
-(the trial seeds are shared). Every figure's agents are the paper's LLM actors when ``llm`` is given, rule-based
-actors otherwise.
+One trial is the model itself: ``PressureField(strategy="hierarchical", rng=0).run()``. Each figure is one sweep
+(:func:`coordkit.sweep.sweep`) over the cells of its design (:mod:`coordkit.pressure.design`: a cell is one strategy's
+trials under one set of parameters), so ``coordkit reproduce --engine`` plays them in parallel. Every figure's agents
+are the paper's LLM actors when ``llm`` is given (then the cells play in this process: a client, its ledger and its
+recording cannot travel to worker processes), rule-based actors otherwise.
 """
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import product
+from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from coordkit import stats
-from coordkit.figures import figure
+from coordkit.figures import figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import Numbers, numbers
-from coordkit.pressure import charts, stand_in
+from coordkit.pressure import calibration, charts, stand_in
+from coordkit.pressure.design import BASELINES, DESIGN_TRIALS, TOP_TIER, design, design_cell, strategy_cell
+from coordkit.pressure.design import conversation_seeds as conversation_seeds  # the notebooks' ex.conversation_seeds
+from coordkit.pressure.design import trials as trials  # the notebooks' ex.trials
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.strategies import STRATEGIES
-from coordkit.seeds import derive_seeds
-
-TOP_TIER = ("pressure_field", "hierarchical")
-BASELINES = ("sequential", "random")
-DESIGN_TRIALS = 30  # the paper's trials per strategy and condition
-CONVERSATION_TRIALS = {"main": 18, "escalation": 20, "easy": 20}  # the conversation's, of those 30 (the design)
-
-
-def conversation_seeds(seeds: int, condition: str) -> int:
-    """The conversation baseline's trials in ``condition`` beside ``seeds`` trials of every other strategy, in the
-    paper's proportion (18 of 30 in the main condition, 20 of 30 in the others), at least one."""
-    return max(1, round(seeds * CONVERSATION_TRIALS[condition] / DESIGN_TRIALS))
-
-
-def trials(strategy: str, seeds: int, base_seed: int = 0, *, llm: LLMClient | None = None, **params) -> pd.DataFrame:
-    """``seeds`` trials of one strategy (seeds derived from ``base_seed``): one row per trial with its parameters
-    and :meth:`PressureField.summary`."""
-    rows = [
-        {
-            "strategy": strategy,
-            "trial": k,
-            **params,
-            **PressureField(strategy=strategy, llm=llm, rng=seed, **params).run().summary(),
-        }
-        for k, seed in enumerate(derive_seeds(base_seed, seeds))
-    ]
-    return pd.DataFrame(rows)
-
-
-def _shown(conditions, desc: str) -> tqdm:
-    """The conditions of an experiment, with a progress bar (a widget in a notebook, a line on stderr elsewhere)."""
-    return tqdm(list(conditions), desc=desc)
-
-
-def design(seeds: int = DESIGN_TRIALS) -> list[tuple[str, str, int, dict]]:
-    """The paper's trial design: (condition, strategy, trials, parameters) — 1,078 trials at 30 ``seeds``, the
-    conversation baseline's smaller counts scaled alike (:func:`conversation_seeds`)."""
-    runs = []
-    for agents, strategy in product((1, 2, 4, 8), (*TOP_TIER, *BASELINES)):
-        runs.append(("main", strategy, seeds, {"n": 7, "empty": 7, "agent_count": agents}))
-    runs.append(("main", "conversation", conversation_seeds(seeds, "main"), {"n": 7, "empty": 7}))
-    for agents, strategy in product((2, 4, 8, 16, 32), TOP_TIER):
-        runs.append(("scaling", strategy, seeds, {"n": 7, "empty": 8, "agent_count": agents}))
-    for condition, size in (("escalation", {"n": 7, "empty": 8}), ("easy", {"n": 5, "empty": 5})):
-        for strategy in STRATEGIES:
-            count = conversation_seeds(seeds, condition) if strategy == "conversation" else seeds
-            runs.append((condition, strategy, count, size))
-    return runs
-
+from coordkit.sweep import sweep
 
 # --- the statistics the paper reports -----------------------------------------------------------------------------
 
@@ -251,6 +205,22 @@ def compare_table7(frame: pd.DataFrame) -> pd.DataFrame:
 # --- the figures --------------------------------------------------------------------------------------------------
 
 
+def _swept(
+    run: Callable[..., pd.DataFrame],
+    grid: Mapping[str, list],
+    base_seed: int,
+    llm: LLMClient | None,
+    fixed: Mapping[str, Any],
+    desc: str,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Every cell of ``grid`` in one sweep of ``run`` (each cell derives its trial seeds from ``base_seed``), on the
+    default engine (with an ``llm``, in this process: :func:`~coordkit.sweep.sweep` keeps every LLM client); the
+    sweep's ``seed`` column (``base_seed``) left out."""
+    played = sweep(run, grid, [base_seed], fixed={**fixed, "llm": llm}, progress=progress, desc=desc)
+    return played.drop(columns="seed")
+
+
 @figure(
     "pressure-table2",
     "Pressure fields Table 2: solve rates of the five strategies over the paper's 1,078-trial design",
@@ -270,13 +240,9 @@ def table2(
 ) -> pd.DataFrame:
     """Table 2: every condition of the design, one row per trial (condition, strategy, parameters, summary), for
     ``strategies``; ``actor`` sets the actors' parameters (such as ``failure``) in every trial."""
-    condition_seeds = dict(zip(("main", "scaling", "escalation", "easy"), derive_seeds(base_seed, 4)))
-    runs = [run for run in design(seeds) if run[1] in strategies]
-    frames = [
-        trials(strategy, count, condition_seeds[condition], llm=llm, **params, **actor).assign(condition=condition)
-        for condition, strategy, count, params in _shown(runs, "Table 2 conditions")
-    ]
-    return pd.concat(frames, ignore_index=True)
+    cells = [k for k, (_, strategy, _, _) in enumerate(design(seeds)) if strategy in strategies]
+    fixed = {"per_strategy": seeds, **actor}
+    return _swept(design_cell, {"cell": cells}, base_seed, llm, fixed, "Table 2 conditions").drop(columns="cell")
 
 
 @figure(
@@ -299,23 +265,9 @@ def ablation(
 ) -> pd.DataFrame:
     """Tables 3–4: the 2³ design decay × inhibition × examples for pressure-field, one model (no escalation);
     ``actor`` as in :func:`table2`."""
-    frames = [
-        trials(
-            "pressure_field",
-            seeds,
-            base_seed,
-            llm=llm,
-            n=n,
-            empty=empty,
-            decay=d,
-            inhibition=i,
-            examples=e,
-            escalation=False,
-            **actor,
-        )
-        for d, i, e in _shown(product((True, False), repeat=3), "Tables 3-4 conditions")
-    ]
-    return pd.concat(frames, ignore_index=True)
+    grid = {"decay": [True, False], "inhibition": [True, False], "examples": [True, False]}
+    fixed = {"strategy": "pressure_field", "per_strategy": seeds, "n": n, "empty": empty, "escalation": False, **actor}
+    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Tables 3-4 conditions")
 
 
 @figure(
@@ -329,11 +281,9 @@ def ablation(
 )
 def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor) -> pd.DataFrame:
     """Table 5: pressure-field and hierarchical with 2 to 32 agents (7×7, 8 empty); ``actor`` as in :func:`table2`."""
-    frames = [
-        trials(s, seeds, base_seed, llm=llm, n=7, empty=8, agent_count=a, **actor)
-        for a, s in _shown(product((2, 4, 8, 16, 32), TOP_TIER), "Table 5 conditions")
-    ]
-    return pd.concat(frames, ignore_index=True)
+    grid = {"agent_count": [2, 4, 8, 16, 32], "strategy": list(TOP_TIER)}
+    fixed = {"per_strategy": seeds, "n": 7, "empty": 8, **actor}
+    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Table 5 conditions")
 
 
 @figure(
@@ -350,20 +300,9 @@ def escalation(
 ) -> pd.DataFrame:
     """Table 6 and beyond: every strategy on 7×7 with 8 empty, with model escalation on and off; ``actor`` as in
     :func:`table2`."""
-    frames = [
-        trials(
-            s,
-            conversation_seeds(seeds, "escalation") if s == "conversation" else seeds,
-            base_seed,
-            llm=llm,
-            n=7,
-            empty=8,
-            escalation=on,
-            **actor,
-        )
-        for on, s in _shown(product((True, False), STRATEGIES), "Table 6 conditions")
-    ]
-    return pd.concat(frames, ignore_index=True)
+    grid = {"escalation": [True, False], "strategy": list(STRATEGIES)}
+    fixed = {"per_strategy": seeds, "condition": "escalation", "n": 7, "empty": 8, **actor}
+    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Table 6 conditions")
 
 
 @figure(
@@ -378,19 +317,22 @@ def escalation(
 def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor) -> pd.DataFrame:
     """Table 7: every strategy on easy puzzles (5×5, 5 empty); with ``llm``, LLM actors and conversation roles;
     ``actor`` as in :func:`table2`."""
-    frames = [
-        trials(
-            s,
-            conversation_seeds(seeds, "easy") if s == "conversation" else seeds,
-            base_seed,
-            llm=llm,
-            n=5,
-            empty=5,
-            **actor,
-        )
-        for s in _shown(STRATEGIES, "Table 7 conditions")
-    ]
-    return pd.concat(frames, ignore_index=True)
+    fixed = {"per_strategy": seeds, "condition": "easy", "n": 5, "empty": 5, **actor}
+    return _swept(strategy_cell, {"strategy": list(STRATEGIES)}, base_seed, llm, fixed, "Table 7 conditions")
+
+
+@figure(
+    "pressure-calibrated",
+    "Pressure fields Tables 2, 4-7 with the actors calibrated to one number (Table 2's pressure-field rate)",
+    chart=calibration.chart,
+    compare=calibration.compare,
+    default_seeds=DESIGN_TRIALS,
+)
+def calibrated(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
+    """Tables 2, 4, 5, 6 and 7 with the cached calibrated ``failure`` (:func:`calibration.play_tables`); the
+    paper's trial counts at 30 ``seeds``."""
+    refuse_llm(llm, "the calibration is of the rule-based actors")
+    return calibration.play_tables(calibration.calibrated_failure(), seeds, base_seed)
 
 
 # --- the authors' published code, replayed (notebook 03, §3 and §6) ---------------------------------------------
@@ -400,29 +342,12 @@ def published_ablation(seeds: int = 10, base_seed: int = 0, *, n: int = 7, empty
     """The ablation of Tables 3–4 as the authors' published code plays it (``mode="published"``), on the size of the
     appendix's command (§9.4: 7×7, 7 empty), one model: decay × examples only, since inhibition does nothing in that
     code (its "decay" switch turns the acceptance gate on)."""
-    frames = [
-        trials(
-            "pressure_field",
-            seeds,
-            base_seed,
-            n=n,
-            empty=empty,
-            mode="published",
-            decay=d,
-            inhibition=True,
-            examples=e,
-            escalation=False,
-        )
-        for d, e in product((True, False), repeat=2)
-    ]
-    return pd.concat(frames, ignore_index=True)
+    grid = {"mode": ["published"], "decay": [True, False], "inhibition": [True], "examples": [True, False]}
+    fixed = {"strategy": "pressure_field", "per_strategy": seeds, "n": n, "empty": empty, "escalation": False}
+    return _swept(strategy_cell, grid, base_seed, None, fixed, "published ablation conditions", progress=False)
 
 
 def identical_trials(a: PressureField, b: PressureField) -> bool:
     """Whether two played trials are one and the same: the same focus every tick and the same square after it."""
     same_grids = len(a.history) == len(b.history) and all((x == y).all() for x, y in zip(a.history, b.history))
     return bool(same_grids and a.frame()["focus"].equals(b.frame()["focus"]))
-
-
-# the calibrated figure builds on the tables above; importing it here registers it with the family's figures
-from coordkit.pressure import calibration  # noqa: E402, F401
