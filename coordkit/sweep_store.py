@@ -26,8 +26,9 @@ and its name.
 The manifest pins what the rows mean: a store made by another sweep, by another version of the code (its runs
 could differ) or in another store format is refused with the reason. A sweep holds a lock on its store while it
 writes; a second one is refused instead of interleaving. Every surprise in the layout (a file where a folder
-belongs, or the reverse), and a store it cannot write to (probed when it opens; a finished one is still read), is a
-:class:`StoreError` before any run is computed; a write that fails later (a full disk) is a :class:`StoreError` that keeps the finished runs.
+belongs, or the reverse), and a store it cannot write to (probed when it opens; a finished one is still read), is
+a :class:`StoreError` before any run is computed; a write that fails later (a full disk) is a :class:`StoreError`
+that keeps the finished runs.
 """
 
 import errno

@@ -280,6 +280,7 @@ def test_the_explore_view_keeps_its_axes_whatever_the_data():
 
 PAPERS_DELAYS = {"delay_a": 5, "delay_b": 5}  # notebook 04 starts its panel there, visibly
 
+
 def test_the_explore_panel_starts_at_the_papers_setting_and_draws_the_explore_view():
     panel = panels.explore_panel(start=PAPERS_DELAYS)
     assert panel.values == {
