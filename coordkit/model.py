@@ -24,11 +24,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 import mesa
-import numpy as np
 import pandas as pd
 
 from coordkit.families import import_families
-from coordkit.parameters import Parameters
+from coordkit.parameters import Parameters, check_rng
 from coordkit.policies import LLMPolicy, Policy
 
 _MODELS: dict[str, type["Model"]] = {}
@@ -60,10 +59,10 @@ class Model(mesa.Model):
 
     def __init__(self, *, rng=None, **params):
         """Set the model up from its declared parameters (the class docstring's Parameters): each one given is
-        checked against its declaration, the defaults fill in the rest, and ``rng`` seeds Mesa's ``random`` and
-        ``rng``."""
+        checked against its declaration, the defaults fill in the rest, and ``rng`` (checked too: a seed is a
+        non-negative integer) seeds Mesa's ``random`` and ``rng``."""
         values = type(self).parameters.resolve(params, owner=type(self).__name__)
-        super().__init__(rng=int(rng) if isinstance(rng, np.integer) else rng)  # Mesa seeds random.Random with it
+        super().__init__(rng=check_rng(rng))  # a plain int, which Mesa also seeds random.Random with
         for name, value in values.items():
             setattr(self, name, value)
 
@@ -91,8 +90,8 @@ class Model(mesa.Model):
 
     @property
     def llm_calls(self) -> int:
-        """LLM calls made (those that fell back included)."""
-        return sum(p.llm_decisions + p.fallback_count for p in self._llm_policies())
+        """Requests sent to an LLM client (those that failed or fell back included); 0 with rule-based agents."""
+        return sum(p.llm_calls for p in self._llm_policies())
 
     @property
     def llm_fallbacks(self) -> int:

@@ -61,7 +61,9 @@ class LLMPolicy(Policy):
     """An LLM-backed decision with a rule-based fallback.
 
     ``build_request(observation)`` writes the prompt; ``parse(text, observation)`` turns the reply into a decision
-    or raises :class:`~coordkit.llm.parsing.ReplyParseError`. A failed call (any exception from the client but a
+    or raises :class:`~coordkit.llm.parsing.ReplyParseError`. ``llm_calls`` counts the requests sent to the client
+    (a decision may take several: a dialogue's turns, a tool round), ``llm_decisions`` the decisions its replies
+    made. A failed call (any exception from the client but a
     budget stop) or an unparseable reply makes the policy return ``fallback.decide(observation)``, count why in
     ``fallbacks`` and keep the latest message in ``last_failure``. Any other exception out of ``parse`` falls back
     too, counted as a "parser error" under its type's name: a parser's bug must show, but never crash a run.
@@ -80,6 +82,7 @@ class LLMPolicy(Policy):
         self.parse = parse
         self.fallback = fallback
         self.name = name
+        self.llm_calls = 0
         self.llm_decisions = 0
         self.fallbacks: Counter[str] = Counter()
         self.last_failure: dict[str, str] = {}  # reason → the latest error message (and reply), to show the user
@@ -91,7 +94,7 @@ class LLMPolicy(Policy):
 
     def decide(self, observation: Any) -> Any:
         try:
-            reply = self.client.complete(self.build_request(observation))
+            reply = self.ask(self.build_request(observation))
         except StopRun:
             raise
         except Exception as error:  # an API that fails must never crash a run
@@ -100,12 +103,22 @@ class LLMPolicy(Policy):
 
     async def decide_async(self, observation: Any) -> Any:
         try:
-            reply = await self.client.complete_async(self.build_request(observation))
+            reply = await self.ask_async(self.build_request(observation))
         except StopRun:
             raise
         except Exception as error:
             return self._fall_back(observation, error)
         return self._read(reply, observation)
+
+    def ask(self, request: LLMRequest) -> LLMReply:
+        """Send ``request`` to the client, counted in ``llm_calls`` whether it succeeds or not."""
+        self.llm_calls += 1
+        return self.client.complete(request)
+
+    async def ask_async(self, request: LLMRequest) -> LLMReply:
+        """:meth:`ask` on the kit's event loop."""
+        self.llm_calls += 1
+        return await self.client.complete_async(request)
 
     def reset(self) -> None:
         self.fallback.reset()

@@ -304,7 +304,8 @@ def test_the_weather_demo_with_an_llm_plays_as_the_rules_and_charges_each_reply_
         model = WeatherDemo(queries=6, rng=0, llm=AnthropicClient(base_url=server.url, max_retries=0)).run()
     frame, charges = model.frame(), model.costs.frame()
     assert frame["mode"].tolist() == rules["mode"].tolist() and frame["correct"].iloc[1:].all()
-    assert len(server.requests) == len(charges) == frame["llm_calls"].sum() and model.llm_fallbacks == 0
+    assert len(server.requests) == len(charges) == frame["llm_turns"].sum() == model.llm_calls
+    assert model.llm_fallbacks == 0
     assert not charges["estimated"].any() and model.summary()["estimated"] is False
     turns = charges[charges["activity"] == "negotiation"]["agent"].tolist()
     assert turns == ["alice", "weather", "alice"]  # Appendix C: user, server, user, each charged to its speaker
@@ -315,5 +316,5 @@ def test_a_network_whose_llm_answers_nonsense_falls_back_counted_and_still_answe
     with FakeLLMServer(NONSENSE) as server:
         model = WeatherDemo(queries=6, rng=0, llm=AnthropicClient(base_url=server.url, max_retries=0)).run()
     frame = model.frame()
-    assert frame["correct"].iloc[1:].all() and model.llm_fallbacks == frame["llm_calls"].sum() > 0
+    assert frame["correct"].iloc[1:].all() and model.llm_fallbacks == frame["llm_turns"].sum() > 0
     assert sum(model.fallback_reasons.values()) == model.llm_fallbacks

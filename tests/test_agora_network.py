@@ -27,7 +27,7 @@ def test_a_standard_protocol_is_adopted_at_the_first_look_with_no_llm_call():
     frame = WeatherDemo(standard_protocols=True, queries=6, rng=0).run().frame()
     assert frame["mode"].tolist()[1:] == ["natural_language"] * 3 + ["protocol"] * 3
     assert frame["negotiated"].sum() == 0 and frame["implemented"].sum() == 0
-    assert (frame["llm_calls"].iloc[4:] == 0).all() and (frame["cost"].iloc[4:] == 0).all()
+    assert (frame["llm_turns"].iloc[4:] == 0).all() and (frame["cost"].iloc[4:] == 0).all()
     assert (frame["routine_calls"].iloc[4:] == 2).all() and frame["correct"].iloc[1:].all()
 
 

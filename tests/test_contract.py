@@ -6,8 +6,10 @@ Parametrised over the registries, so a new family is tested as soon as its ``exp
 - every figure computes at 1 and at 2 seeds, its comparison has exactly the columns metric, paper, kit, its chart
   renders, its CSV is byte-identical across two processes, and, if it has LLM agents, it plays them through a
   client;
-- every model refuses one bad value of each kind for every declared parameter with a clear error, is
-  deterministic, and has ``run``/``frame``/``summary``;
+- every model refuses one bad value of each kind for every declared parameter with a clear error, takes -0.0 as
+  0.0, takes a tiny or subnormal number or refuses it clearly, refuses a seed that is not one, is refused
+  ``--PARAMETER -inf`` on the command line by the option's name, is deterministic, and has
+  ``run``/``frame``/``summary``;
 - the papers' published numbers follow one schema and belong to registered figures.
 
 The policies' contract is in ``test_policy_contract.py``.
@@ -27,15 +29,17 @@ import pandas as pd
 import pytest
 import vl_convert
 
-from coordkit import figures, papers
+from coordkit import cli, figures, papers
 from coordkit.families import families
 from coordkit.figures import COMPARISON
 from coordkit.llm import ScriptedClient
+from coordkit.model import model_id
 from coordkit.model import registered as registered_models
 from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Real
 
 ROOT = Path(__file__).resolve().parent.parent
-GUIDE_FILES = ("model.py", "agents.py", "policies.py", "experiments.py", "charts.py")
+TINY = (5e-324, 1e-310, 1e-300)  # the smallest subnormal, a subnormal, and a tiny normal number
+GUIDE_FILES = ("model.py", "agents.py", "policies.py", "experiments.py", "charts.py", "panels.py")
 LLM_FILES = ("llm_policies.py", "stand_in.py")
 
 
@@ -188,6 +192,64 @@ def test_a_model_refuses_an_unknown_parameter(model):
         model(no_such_parameter=1)
 
 
+def _reals(model) -> list[Real]:
+    return [param for param in model.parameters if isinstance(param, Real)]
+
+
+def _played_briefly(model, **params) -> str:
+    """The frame, as CSV, of the model at its small size with ``params``, seeded and stepped three steps at most:
+    enough to meet an edge value's arithmetic, short enough for every parameter of every model."""
+    played = model(**{**model.small, **params}, rng=7)
+    for _ in range(3):
+        if played.running:
+            played.step()
+    return played.frame().to_csv(index=False)
+
+
+def test_a_model_takes_minus_zero_as_zero(model):
+    """-0.0 (the command line's "-0") is 0.0: the same run, byte for byte, where 0 is allowed (numpy refuses a
+    spread of -0.0), and the same refusal where it is not."""
+    for param in _reals(model):
+        try:
+            zero = _played_briefly(model, **{param.name: 0.0})
+        except ParameterError as refusal:
+            with pytest.raises(ParameterError) as error:
+                model(**{**model.small, param.name: -0.0})
+            assert str(error.value).replace("-0.0", "0.0") == str(refusal), error.value
+            continue
+        assert _played_briefly(model, **{param.name: -0.0}) == zero, param.name
+
+
+@pytest.mark.parametrize("value", TINY)
+def test_a_model_plays_a_tiny_number_or_refuses_it_clearly(model, value):
+    """A subnormal or tiny value of any number is refused by name, or plays: no quotient overflows into a crash
+    (a catch per boat of 1e-310 fish once made Fishbanks convert an infinite fleet to an int)."""
+    for param in _reals(model):
+        try:
+            _played_briefly(model, **{param.name: value})
+        except ParameterError as error:
+            assert f"{param.name}={value!r}" in str(error), error
+
+
+@pytest.mark.parametrize("rng", [-1, 1.5, "3", True])
+def test_a_model_refuses_a_seed_that_is_not_one(model, rng):
+    with pytest.raises(ParameterError) as error:
+        model(**model.small, rng=rng)
+    assert f"rng={rng!r} is not a seed: rng takes a non-negative integer" in str(error.value)
+
+
+def test_the_command_line_refuses_minus_infinity_for_every_number_by_its_option(model, tmp_path, capsys):
+    """``--PARAMETER -inf`` reaches the parameter's check (argparse alone reads "-inf" as an option and says only
+    "expected one argument")."""
+    numbers = [param for param in model.parameters if isinstance(param, Integer | Real)]
+    for param in numbers:
+        option = f"--{param.name.replace('_', '-')}"
+        assert cli.main(["run", model_id(model), option, "-inf", "--out", str(tmp_path)]) == 2, option
+        error = capsys.readouterr().err
+        assert f"argument {option}: {param.name}=-inf is not " in error and f"{param.name} takes " in error, error
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_model_runs_and_gives_its_frame_and_summary(model):
     played = model(**model.small, rng=3)
     assert played.run() is played
@@ -198,7 +260,23 @@ def test_a_model_runs_and_gives_its_frame_and_summary(model):
     summary = played.summary()
     assert isinstance(summary, dict) and summary
     assert all(np.isscalar(value) or value is None for value in summary.values()), summary
-    assert played.llm_calls == 0 and played.llm_fallbacks == 0
+    assert summary.get("llm_calls", 0) == played.llm_calls == 0 and played.llm_fallbacks == 0  # rule-based agents
+
+
+LLM_MODELS = sorted(name for name, m in MODELS.items() if "llm" in m.parameters.names)
+
+
+@pytest.mark.parametrize("name", LLM_MODELS)
+def test_a_models_llm_calls_are_the_requests_its_client_received(name):
+    """``llm_calls`` means one thing everywhere: requests sent to an LLM client (several per decision where a
+    dialogue or a tool round takes them), in the model and in its summary. Played through the family's stand-in."""
+    model = MODELS[name]
+    family = model.__module__.rsplit(".", 1)[0]
+    client = ScriptedClient(importlib.import_module(f"{family}.stand_in").reply)
+    llm_players = {p.name: "llm" for p in model.parameters if isinstance(p, Choice) and "llm" in p.options}
+    played = model(**{**model.small, **llm_players}, llm=client, rng=3).run()
+    assert played.llm_calls == len(client.requests) > 0
+    assert played.summary().get("llm_calls", played.llm_calls) == played.llm_calls
 
 
 def test_a_model_is_deterministic(model):

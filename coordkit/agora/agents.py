@@ -80,7 +80,7 @@ class Tally:
     checked: int = 0
     negotiated: int = 0
     implemented: int = 0
-    llm_calls: int = 0
+    llm_turns: int = 0
     routine_calls: int = 0
     routine_fallbacks: int = 0
 

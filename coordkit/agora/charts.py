@@ -51,7 +51,7 @@ def weather(frame: pd.DataFrame) -> alt.LayerChart:
 def moving(frame: pd.DataFrame, window: int = WINDOW) -> pd.DataFrame:
     """Figure 5's curves: per arm and query, the mean over seeds of each seed's moving average over ``window``."""
     played = frame[frame["query"] > 0].sort_values(["protocol", "seed", "query"])
-    columns = {"cost": MEASURES[0], "llm_calls": MEASURES[1]}
+    columns = {"cost": MEASURES[0], "llm_turns": MEASURES[1]}
     rolled = played.groupby(["protocol", "seed"])[list(columns)].transform(
         lambda values: values.rolling(window, min_periods=1).mean()
     )

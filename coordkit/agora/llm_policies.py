@@ -306,9 +306,9 @@ def _sections(text: str) -> dict[str, str]:
 class NegotiationDialogue(LLMPolicy):
     """Appendix C's negotiation through ``client``: three calls, user, server, user (module docstring).
 
-    Counts like an :class:`~coordkit.policies.LLMPolicy`: ``llm_decisions`` negotiations the LLMs concluded, and
-    ``fallbacks`` by reason, one per dialogue that a failed call or an unusable turn ended, after which
-    ``fallback`` (the schema negotiator) negotiates instead.
+    Counts like an :class:`~coordkit.policies.LLMPolicy`: ``llm_calls`` every turn's call, ``llm_decisions``
+    negotiations the LLMs concluded, and ``fallbacks`` by reason, one per dialogue that a failed call or an unusable
+    turn ended, after which ``fallback`` (the schema negotiator) negotiates instead.
     """
 
     def __init__(self, client: LLMClient, fallback: Policy, name: str = "llm_negotiator"):
@@ -318,7 +318,7 @@ class NegotiationDialogue(LLMPolicy):
         """One turn after ``messages``: the message its speaker says, or the negotiation (concluded at the last
         turn, or the fallback's after a failed call or an unusable turn)."""
         try:
-            reply = self.client.complete(negotiation_request(view, messages))
+            reply = self.ask(negotiation_request(view, messages))
         except StopRun:
             raise
         except Exception as error:  # an API that fails must never crash a run
@@ -335,7 +335,7 @@ class NegotiationDialogue(LLMPolicy):
         messages: tuple[Message, ...] = ()
         while True:
             try:
-                reply = await self.client.complete_async(negotiation_request(view, messages))
+                reply = await self.ask_async(negotiation_request(view, messages))
             except StopRun:
                 raise
             except Exception as error:

@@ -67,7 +67,7 @@ FRAME_COLUMNS = (
     *(f"cost_{activity}" for activity in ACTIVITIES),
     "cost",
     "cumulative_cost",
-    "llm_calls",
+    "llm_turns",
     "routine_calls",
     "routine_fallbacks",
     "lost",
@@ -196,7 +196,7 @@ class _Engine:
         """Whether this LLM call of ``agent`` fails (D.2: only Gemini's API did), drawn per query and call."""
         if self.llm is not None or agent.llm_model != UNRELIABLE or self.failure_rate == 0:
             return False
-        draw = keyed_rng(self.world_seed, "failure", self.steps, self.tally.llm_calls).random()
+        draw = keyed_rng(self.world_seed, "failure", self.steps, self.tally.llm_turns).random()
         return bool(draw < self.failure_rate)
 
     def decide(self, agent, role: str, view):
@@ -218,8 +218,8 @@ class _Engine:
         return negotiation if last else negotiation.messages[len(messages)]
 
     def _call_starts(self, agent) -> None:
-        """Count an LLM call of ``agent`` (its replies are charged to it), or lose the query if it fails (D.2)."""
-        self.tally.llm_calls += 1
+        """Count an LLM turn of ``agent`` (its replies are charged to it), or lose the query if it fails (D.2)."""
+        self.tally.llm_turns += 1
         if self.provider_fails(agent):
             raise QueryLost(f"{agent.name}'s {agent.llm_model} call failed")
         self.deciding = agent
@@ -302,8 +302,9 @@ class _Engine:
         query, user, server, task, user_model, server_model; mode (``protocol``, ``natural_language`` or ``lost``);
         hops (messages sent, nested ones included), checked (looks for a suitable protocol), negotiated, implemented
         (routines written); cost_natural_language, cost_negotiation, cost_checks, cost_implementation, cost and
-        cumulative_cost (dollars, D.3's activities, every agent the query reached); llm_calls (decisions an LLM
-        made or a stand-in made in its place), routine_calls, routine_fallbacks (routines that failed, the
+        cumulative_cost (dollars, D.3's activities, every agent the query reached); llm_turns (the LLM calls
+        the paper's agents make, Figure 5b: with an LLM client, the calls sent; without, the turns the stand-ins take
+        in the LLMs' place, whose costs are estimated), routine_calls, routine_fallbacks (routines that failed, the
         exchange then in natural language); lost (a provider failed, D.2, or a reply could not be read); correct
         (the user got the true answer);
         protocols (distinct documents in the databases).
@@ -329,7 +330,8 @@ class _Engine:
             "protocol_share": float((frame["mode"] == "protocol").mean()),
             "lost_queries": int(frame["lost"].sum()),
             "correct_share": float(answered["correct"].mean()) if len(answered) else 0.0,
-            "llm_calls": int(frame["llm_calls"].sum()),
+            "llm_turns": int(frame["llm_turns"].sum()),
+            "llm_calls": self.llm_calls,
             "routine_fallbacks": int(frame["routine_fallbacks"].sum()),
             "llm_fallbacks": self.llm_fallbacks,
             "estimated": self.llm is None,
