@@ -58,9 +58,10 @@ def _trial_within_max_ticks(p: dict) -> None:
     delays = [d for d in (p["delay_a"], p["delay_b"]) if d is not None]
     ticks = (p["duration_s"] + max(delays)) / p["tick_s"]
     if ticks > MAX_TICKS:
+        shown = f"{ticks:,.0f}" if ticks < 1e12 else f"{ticks:.3g}"  # a subnormal tick: not 300 digits
         raise ParameterError(
             f"duration_s={p['duration_s']} plus the longer delay ({max(delays)} s) at "
-            f"tick_s={p['tick_s']} is {ticks:,.0f} ticks, above the {MAX_TICKS:,} a trial may last: "
+            f"tick_s={p['tick_s']} is {shown} ticks, above the {MAX_TICKS:,} a trial may last: "
             "use longer ticks or a shorter trial"
         )
 
