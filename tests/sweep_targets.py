@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from coordkit.engines import SerialEngine
 from coordkit.model import Model
 from coordkit.parameters import Integer, Parameters, Real
 
@@ -72,3 +73,14 @@ def dying_run(x: int, seed: int) -> dict[str, int]:
 def client_run(seed: int, client) -> dict[str, int]:
     """One row; ``client`` is a fixed parameter the sweep must keep in its own process (an LLM client)."""
     return {"value": seed % 7}
+
+
+class CountingEngine(SerialEngine):
+    """Serial, counting the runs it is given: a resumed sweep must run only what is missing."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def map_unordered(self, fn, tasks):
+        self.runs += len(tasks)
+        return super().map_unordered(fn, tasks)

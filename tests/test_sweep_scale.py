@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import Walk, coin_run, dying_run, failing_run, slow_run
+from sweep_targets import CountingEngine, Walk, coin_run, dying_run, failing_run, slow_run
 
 from coordkit import engines
 from coordkit.delay.model import DelayedDilemma
-from coordkit.engines import DaskEngine, SerialEngine
+from coordkit.engines import DaskEngine
 from coordkit.sweep import SweepError, sweep
 from coordkit.sweep_store import MANIFEST, PARTIAL, RUNS, StoreError
 
@@ -26,17 +26,6 @@ GRID = {"p": [0.3, 0.7], "flips": [10, 50]}
 def dask():
     with DaskEngine(workers=2) as engine:
         yield engine
-
-
-class CountingEngine(SerialEngine):
-    """Serial, counting the runs it is given: a resumed sweep must run only what is missing."""
-
-    def __init__(self):
-        self.runs = 0
-
-    def map_unordered(self, fn, tasks):
-        self.runs += len(tasks)
-        return super().map_unordered(fn, tasks)
 
 
 def test_dask_gives_the_serial_frame(dask):

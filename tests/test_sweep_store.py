@@ -18,9 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import coin_run, seed_echo_run
+from sweep_targets import CountingEngine, coin_run, seed_echo_run
 
-from coordkit.engines import SerialEngine
 from coordkit.sweep import sweep
 from coordkit.sweep_store import (
     DAMAGED,
@@ -36,17 +35,6 @@ from coordkit.sweep_store import (
 GRID = {"p": [0.3, 0.7], "flips": [10, 20]}
 SEEDS = [1, 2]
 real_write_bytes = Path.write_bytes
-
-
-class CountingEngine(SerialEngine):
-    """Serial, counting the runs it is given."""
-
-    def __init__(self):
-        self.runs = 0
-
-    def map_unordered(self, fn, tasks):
-        self.runs += len(tasks)
-        return super().map_unordered(fn, tasks)
 
 
 def swept(store, engine=None):
