@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -76,8 +75,8 @@ def test_an_unreachable_scheduler_is_said_within_the_connect_timeout(monkeypatch
 def test_the_command_line_says_a_bad_scheduler_in_one_line(tmp_path, capsys, monkeypatch, address, message):
     monkeypatch.setattr(engines, "CONNECT_TIMEOUT", 1)
     monkeypatch.setenv(SCHEDULER_VARIABLE, f"tcp://127.0.0.1:{closed_port()}" if address else "")
-    monkeypatch.setattr(figures, "get", lambda _: SimpleNamespace(id="probe", default_seeds=1))  # never computed
-    assert main(["reproduce", "probe", "--engine", "dask", "--out", str(tmp_path)]) == 2
+    monkeypatch.setattr(figures, "get", lambda _: pytest.fail("the figure was loaded before the engine"))
+    assert main(["reproduce", "delay-fig4", "--engine", "dask", "--out", str(tmp_path)]) == 2
     error = capsys.readouterr().err
     assert error.startswith("coordkit: ") and error.count("\n") == 1, error
     assert re.search(message, error), error

@@ -11,7 +11,9 @@ from coordkit.ui import ExperimentPanel, Slider, controls
 
 def weather_panel() -> ExperimentPanel:
     """§5.2: Alice's cumulative cost with a negotiated protocol and in natural language only, as the number of
-    queries, her thresholds and the two LLMs change."""
+    queries, her thresholds and the two LLMs change. At the declared defaults Alice checks and negotiates at her
+    third query; she checks before she negotiates (D.1), so the negotiation threshold comes first, the one to raise
+    before the other."""
 
     def play(**params) -> pd.DataFrame:
         return play_both(WeatherDemo, 0, **params)
@@ -20,10 +22,10 @@ def weather_panel() -> ExperimentPanel:
         play,
         controls(
             WeatherDemo,
-            ["queries", "check_after", "negotiate_after", "alice_model", "bob_model"],
+            ["queries", "negotiate_after", "check_after", "alice_model", "bob_model"],
             queries={"low": 2, "high": 30},
-            check_after={"high": 10},
             negotiate_after={"high": 10},
+            check_after={"high": 10},
         ),
         chart=charts.weather,
     )
