@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve
 from coordkit.llm.base import LLMClient
 from coordkit.model import Model
-from coordkit.seeds import derive_seeds
+from coordkit.seeds import check_seeds, derive_seeds
 from coordkit.sweep_store import SweepStore
 
 __all__ = ["DaskEngine", "Engine", "ProcessEngine", "SerialEngine", "SweepError", "sweep"]
@@ -216,11 +216,13 @@ def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:
 
 
 def _seed_list(seeds: int | Sequence[int], base_seed: int) -> list[int]:
-    """The seeds to run: derived from ``base_seed`` if ``seeds`` is a count, else as given."""
-    seed_list = derive_seeds(base_seed, seeds) if isinstance(seeds, Integral) else list(seeds)
-    if not seed_list:
-        raise ValueError(f"sweep needs at least one seed, got seeds={seeds!r}")
-    return seed_list
+    """The seeds to run: derived from ``base_seed`` if ``seeds`` is a count, else as given, checked before any run
+    (:func:`~coordkit.seeds.check_seeds`)."""
+    if isinstance(seeds, Integral) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"sweep needs at least one seed, got seeds={seeds!r}")
+        return derive_seeds(base_seed, seeds)
+    return check_seeds(seeds)
 
 
 def _is_model(run: Run) -> bool:

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import Walk, client_run, coin_run, seed_echo_run, walk_run
+from sweep_targets import CountingEngine, Walk, client_run, coin_run, seed_echo_run, walk_run
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
@@ -124,10 +124,19 @@ def test_bad_grid(grid, message):
         sweep(coin_run, grid, progress=False)
 
 
-@pytest.mark.parametrize("seeds", [0, []])
-def test_no_seeds(seeds):
-    with pytest.raises(ValueError, match="at least one seed"):
-        sweep(seed_echo_run, seeds=seeds, progress=False)
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        (0, "at least one seed"),
+        ([], "non-empty sequence"),
+        ([3, -1], r"seeds\[1\] must be a non-negative integer, got -1"),
+        ([1.5], r"seeds\[0\] must be a non-negative integer, got 1.5"),
+        (True, "non-empty sequence"),
+    ],
+)
+def test_seeds_that_are_not_seeds_are_refused_before_any_run(seeds, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(seed_echo_run, seeds=seeds, progress=False, engine=CountingEngine())
 
 
 def test_run_must_return_a_dataframe_or_mapping():
