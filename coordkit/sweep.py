@@ -31,7 +31,7 @@ from coordkit.model import Model
 from coordkit.seeds import check_seeds, derive_seeds
 from coordkit.sweep_store import SweepStore
 
-__all__ = ["DaskEngine", "Engine", "ProcessEngine", "SerialEngine", "SweepError", "sweep"]
+__all__ = ["DaskEngine", "Engine", "ProcessEngine", "SerialEngine", "SweepError", "sweep", "sweep_cells"]
 
 type RunResult = pd.DataFrame | Mapping[str, Any]
 type Run = Callable[..., RunResult] | type[Model]
@@ -115,6 +115,16 @@ def sweep(
     if failures:
         raise _sweep_error(f"{len(failures)} of {len(tasks)} runs failed", failures, results, store)
     return pd.concat(results, ignore_index=True)
+
+
+def sweep_cells(
+    run: Callable[..., RunResult], grid: Mapping[str, Sequence], base_seed: int = 0, **options: Any
+) -> pd.DataFrame:
+    """:func:`sweep` for a figure whose every run is a *cell*: one setting's trials, each cell deriving its trials'
+    seeds from ``base_seed`` itself (``run(**cell, seed=base_seed)``), so that every cell plays the same trials
+    (common random numbers). One sweep for the whole figure, on the default engine; ``options`` go to
+    :func:`sweep` (``fixed``, ``progress``, ``desc``, ...). The result has no ``seed`` column."""
+    return sweep(run, grid, [base_seed], **options).drop(columns="seed")
 
 
 def _read_stored(kept: SweepStore | None, tasks: list[Task]) -> list[pd.DataFrame | None]:

@@ -6,7 +6,7 @@ from sweep_targets import CountingEngine, Walk, client_run, coin_run, seed_echo_
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import ProcessEngine, SerialEngine, SweepError, sweep
+from coordkit.sweep import ProcessEngine, SerialEngine, SweepError, sweep, sweep_cells
 
 GRID = {"p": [0.2, 0.8], "flips": [10, 20, 30]}
 
@@ -195,3 +195,9 @@ def test_an_llm_client_stays_in_this_process_whatever_the_engine():
     assert default.sweeps == 0
     with pytest.raises(ValueError, match=r"fixed\['client'\] is an LLM client, which cannot go to another process"):
         sweep(client_run, None, 2, fixed={"client": client}, engine="processes", progress=False)
+
+
+def test_sweep_cells_plays_every_cell_from_the_same_seed_without_a_seed_column():
+    cells = sweep_cells(coin_run, {"p": [0.3, 0.7]}, 5, fixed={"flips": 10}, progress=False)
+    one = [sweep(coin_run, {"p": [p]}, [5], fixed={"flips": 10}, progress=False) for p in (0.3, 0.7)]
+    assert_frame_equal(cells, pd.concat(one, ignore_index=True).drop(columns="seed"))

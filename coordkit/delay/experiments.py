@@ -11,9 +11,6 @@ figure is one sweep over its cells (a cell: every trial of one setting, such as 
 reproduce --engine`` plays them in parallel.
 """
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -25,7 +22,7 @@ from coordkit.figures import COMPARISON, figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import sweep
+from coordkit.sweep import sweep_cells
 
 PAPER_P = (0.8, 0.9)
 PAPER_ALPHA = (0.1, 0.2)
@@ -39,17 +36,6 @@ def simple_trials(
     """Many simplified-model trials at once (the fast path): one row of shares and payoffs per trial."""
     played = fast.simulate(seeds, p, alpha, delay_a, delay_b)
     return pd.concat([metrics.shares(played.effective, played.timing), metrics.payoff_totals(played.effective)], axis=1)
-
-
-def _swept(
-    run: Callable[..., pd.DataFrame], grid: Mapping[str, Sequence], base_seed: int, **fixed: Any
-) -> pd.DataFrame:
-    """Every cell of ``grid`` in one sweep of ``run``, each cell deriving its trials' seeds from ``base_seed`` (so
-    every cell plays the same trials: common random numbers), without the sweep's ``seed`` column (with an ``llm``
-    in ``fixed``, in this process: :func:`~coordkit.sweep.sweep` keeps every LLM client). No progress bar: a cell
-    of the fast path takes milliseconds, and notebook 04 checks the output of cells that call these figures."""
-    played = sweep(run, grid, [base_seed], fixed=fixed, progress=False)
-    return played.drop(columns="seed")
 
 
 def u_shape(frame: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +106,7 @@ def figure4(
     """Fig. 4: one row per p, α, delay and trial. Every cell plays the same trial seeds (common random numbers)."""
     refuse_llm(llm, "the simplified model plays it")
     grid = {"p": list(ps), "alpha": list(alphas), "delay": list(delays)}
-    frame = _swept(figure4_cell, grid, base_seed, trials=seeds)
+    frame = sweep_cells(figure4_cell, grid, base_seed, fixed={"trials": seeds}, progress=False)
     return frame[["p", "alpha", "delay", "trial", *frame.columns[:-4]]]
 
 
@@ -171,7 +157,9 @@ def figure3(
     (A=1, C=−1, N=1), each trial a Mesa model; columns llm_calls and llm_fallbacks count per trial.
     """
     grid = {"delay": list(delays)}
-    return _swept(figure3_cell, grid, base_seed, trials=seeds, p=p, alpha=alpha, llm=llm)
+    return sweep_cells(
+        figure3_cell, grid, base_seed, fixed={"trials": seeds, "p": p, "alpha": alpha, "llm": llm}, progress=False
+    )
 
 
 def figure3_cell(
@@ -231,7 +219,13 @@ def asymmetry(
     with the shares, both payoffs, and who was exploited."""
     refuse_llm(llm, "the simplified model plays it")
     grid = {"delay_b": list(slow_delays)}
-    return _swept(asymmetry_cell, grid, base_seed, trials=seeds, delay_a=fast_delay, p=p, alpha=alpha)
+    return sweep_cells(
+        asymmetry_cell,
+        grid,
+        base_seed,
+        fixed={"trials": seeds, "delay_a": fast_delay, "p": p, "alpha": alpha},
+        progress=False,
+    )
 
 
 def asymmetry_cell(seed: int, delay_b: float, trials: int, delay_a: float, p: float, alpha: float) -> pd.DataFrame:

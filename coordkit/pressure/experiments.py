@@ -8,10 +8,8 @@ are the paper's LLM actors when ``llm`` is given (then the cells play in this pr
 recording cannot travel to worker processes), rule-based actors otherwise.
 """
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
@@ -25,7 +23,7 @@ from coordkit.pressure.design import conversation_seeds as conversation_seeds  #
 from coordkit.pressure.design import trials as trials  # the notebooks' ex.trials
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.strategies import STRATEGIES
-from coordkit.sweep import sweep
+from coordkit.sweep import sweep_cells
 
 # --- the statistics the paper reports -----------------------------------------------------------------------------
 
@@ -205,22 +203,6 @@ def compare_table7(frame: pd.DataFrame) -> pd.DataFrame:
 # --- the figures --------------------------------------------------------------------------------------------------
 
 
-def _swept(
-    run: Callable[..., pd.DataFrame],
-    grid: Mapping[str, list],
-    base_seed: int,
-    llm: LLMClient | None,
-    fixed: Mapping[str, Any],
-    desc: str,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Every cell of ``grid`` in one sweep of ``run`` (each cell derives its trial seeds from ``base_seed``), on the
-    default engine (with an ``llm``, in this process: :func:`~coordkit.sweep.sweep` keeps every LLM client); the
-    sweep's ``seed`` column (``base_seed``) left out."""
-    played = sweep(run, grid, [base_seed], fixed={**fixed, "llm": llm}, progress=progress, desc=desc)
-    return played.drop(columns="seed")
-
-
 @figure(
     "pressure-table2",
     "Pressure fields Table 2: solve rates of the five strategies over the paper's 1,078-trial design",
@@ -242,7 +224,9 @@ def table2(
     ``strategies``; ``actor`` sets the actors' parameters (such as ``failure``) in every trial."""
     cells = [k for k, (_, strategy, _, _) in enumerate(design(seeds)) if strategy in strategies]
     fixed = {"per_strategy": seeds, **actor}
-    return _swept(design_cell, {"cell": cells}, base_seed, llm, fixed, "Table 2 conditions").drop(columns="cell")
+    return sweep_cells(
+        design_cell, {"cell": cells}, base_seed, fixed={**fixed, "llm": llm}, desc="Table 2 conditions"
+    ).drop(columns="cell")
 
 
 @figure(
@@ -267,7 +251,7 @@ def ablation(
     ``actor`` as in :func:`table2`."""
     grid = {"decay": [True, False], "inhibition": [True, False], "examples": [True, False]}
     fixed = {"strategy": "pressure_field", "per_strategy": seeds, "n": n, "empty": empty, "escalation": False, **actor}
-    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Tables 3-4 conditions")
+    return sweep_cells(strategy_cell, grid, base_seed, fixed={**fixed, "llm": llm}, desc="Tables 3-4 conditions")
 
 
 @figure(
@@ -283,7 +267,7 @@ def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | 
     """Table 5: pressure-field and hierarchical with 2 to 32 agents (7×7, 8 empty); ``actor`` as in :func:`table2`."""
     grid = {"agent_count": [2, 4, 8, 16, 32], "strategy": list(TOP_TIER)}
     fixed = {"per_strategy": seeds, "n": 7, "empty": 8, **actor}
-    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Table 5 conditions")
+    return sweep_cells(strategy_cell, grid, base_seed, fixed={**fixed, "llm": llm}, desc="Table 5 conditions")
 
 
 @figure(
@@ -302,7 +286,7 @@ def escalation(
     :func:`table2`."""
     grid = {"escalation": [True, False], "strategy": list(STRATEGIES)}
     fixed = {"per_strategy": seeds, "condition": "escalation", "n": 7, "empty": 8, **actor}
-    return _swept(strategy_cell, grid, base_seed, llm, fixed, "Table 6 conditions")
+    return sweep_cells(strategy_cell, grid, base_seed, fixed={**fixed, "llm": llm}, desc="Table 6 conditions")
 
 
 @figure(
@@ -318,7 +302,9 @@ def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | Non
     """Table 7: every strategy on easy puzzles (5×5, 5 empty); with ``llm``, LLM actors and conversation roles;
     ``actor`` as in :func:`table2`."""
     fixed = {"per_strategy": seeds, "condition": "easy", "n": 5, "empty": 5, **actor}
-    return _swept(strategy_cell, {"strategy": list(STRATEGIES)}, base_seed, llm, fixed, "Table 7 conditions")
+    return sweep_cells(
+        strategy_cell, {"strategy": list(STRATEGIES)}, base_seed, fixed={**fixed, "llm": llm}, desc="Table 7 conditions"
+    )
 
 
 @figure(
@@ -344,7 +330,14 @@ def published_ablation(seeds: int = 10, base_seed: int = 0, *, n: int = 7, empty
     code (its "decay" switch turns the acceptance gate on)."""
     grid = {"mode": ["published"], "decay": [True, False], "inhibition": [True], "examples": [True, False]}
     fixed = {"strategy": "pressure_field", "per_strategy": seeds, "n": n, "empty": empty, "escalation": False}
-    return _swept(strategy_cell, grid, base_seed, None, fixed, "published ablation conditions", progress=False)
+    return sweep_cells(
+        strategy_cell,
+        grid,
+        base_seed,
+        fixed=fixed,
+        desc="published ablation conditions",
+        progress=False,
+    )
 
 
 def identical_trials(a: PressureField, b: PressureField) -> bool:
