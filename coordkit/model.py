@@ -43,8 +43,12 @@ class Model(mesa.Model):
     # defaults takes seconds (Agora's 1,000 queries); every value is checked against the declaration
     small: ClassVar[Mapping[str, Any]] = {}
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, abstract: bool = False, **kwargs):
+        """Check and register a model class; ``abstract=True`` marks a base that models of a family share, which
+        declares no parameters and is not a model of its own (``class AgoraModel(Model, abstract=True)``)."""
         super().__init_subclass__(**kwargs)
+        if abstract:
+            return
         if "parameters" not in vars(cls):
             raise TypeError(f"{cls.__name__} must declare its parameters (parameters = Parameters(...))")
         clashes = sorted(set(cls.parameters.names) & RESERVED)

@@ -102,12 +102,12 @@ def test_the_negotiation_is_three_turns_user_server_user_and_its_document_carrie
         llm_policies.NEGOTIATOR_SERVER_SYSTEM,
         llm_policies.NEGOTIATOR_USER_SYSTEM,
     ]
-    assert [m.speaker for m in negotiation.messages] == [USER, SERVER, USER]
+    assert [m.speaker for m in negotiation.turns] == [USER, SERVER, USER]
     assert schema_of(negotiation.document).task == view.task.name
     assert negotiation.document.name == view.task.name and negotiation.document.description
     # each turn's prompt carries what was said before it
-    assert negotiation.messages[0].text in client.requests[1].messages[0][1]
-    assert negotiation.messages[1].text in client.requests[2].messages[0][1]
+    assert negotiation.turns[0].text in client.requests[1].messages[0][1]
+    assert negotiation.turns[1].text in client.requests[2].messages[0][1]
 
 
 def test_the_negotiation_runs_async_too():
@@ -153,13 +153,13 @@ def test_a_server_specification_without_a_schema_block_ends_the_dialogue():
 def test_a_finalised_protocol_without_its_schema_block_is_refused():
     view = examples.negotiation_views()[0]
     rule = SchemaNegotiator().decide(view)
-    final = stand_in.reply(negotiation_request(view, rule.messages[:2]))
+    final = stand_in.reply(negotiation_request(view, rule.turns[:2]))
     prose_only = final[: final.index("```json")]
     with pytest.raises(ReplyParseError):
-        llm_policies.parse_turn(prose_only, view, rule.messages[:2])
+        llm_policies.parse_turn(prose_only, view, rule.turns[:2])
     with pytest.raises(ReplyParseError):  # the labels out of order
         llm_policies.parse_turn(final.replace("AGREEMENT:", "AGREED -").replace("NAME:", "AGREEMENT:"), view, ())
-    assert llm_policies.parse_turn(final, view, rule.messages[:2]) == rule
+    assert llm_policies.parse_turn(final, view, rule.turns[:2]) == rule.turns[2]
 
 
 def programming_view():
@@ -263,7 +263,7 @@ def every_request():
     for role, (_, rule, views, purpose) in ROLES.items():
         for view in views():
             if role == "negotiator":
-                messages = rule.decide(view).messages
+                messages = rule.decide(view).turns
                 for turn in range(3):
                     yield role, purpose, lambda view=view, said=messages[:turn]: negotiation_request(view, said)
             else:

@@ -1,17 +1,22 @@
 """Agora's models (§5.2, §5.3, Appendix D): thresholds, negotiation, routines, databases, costs, transports,
 failures and determinism, with the rule-based stand-ins."""
 
+import ast
 import json
+import os
+import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from coordkit.agora import experiments
+from coordkit.agora import agents, experiments, llm_policies, stand_in
 from coordkit.agora.experiments import break_even, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.agora.protocol import Envelope
+from coordkit.agora.roles import NEGOTIATOR, ROLES
+from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
-from coordkit.policies import Classifier, Policy
 
 
 def test_a_user_checks_after_3_queries_and_negotiates_after_5_then_uses_routines():
@@ -121,19 +126,15 @@ def test_a_routine_that_times_out_falls_back_to_natural_language_counted():
     assert frame["correct"].iloc[1:].all()
 
 
-class _MaliciousProgrammer(Policy):
-    """A programmer whose routines try to read the environment (what a hostile LLM might write)."""
-
-    name = "malicious_programmer"
-    classifier = Classifier()
-
-    def decide(self, view):
-        return "import os\n\ndef handle(event):\n    return os.environ.get('ANTHROPIC_API_KEY', 'none')\n"
+def _malicious_programmer(request) -> str:
+    """An LLM whose routines try to read the environment (what a hostile LLM might write); otherwise the stand-in."""
+    if request.system == llm_policies.PROGRAMMER_SYSTEM:
+        return "```python\nimport os\n\ndef handle(event):\n    return os.environ.get('ANTHROPIC_API_KEY', 'none')\n```"
+    return stand_in.reply(request)
 
 
 def test_a_malicious_routine_is_contained_and_the_query_still_answered():
-    model = WeatherDemo(queries=6, rng=0)
-    model.roles["programmer"] = _MaliciousProgrammer()
+    model = WeatherDemo(queries=6, rng=0, llm=ScriptedClient(_malicious_programmer))
     frame = model.run().frame()
     assert frame["routine_fallbacks"].iloc[4:].ge(1).all()
     assert frame["correct"].iloc[1:].all() and (frame["mode"].iloc[1:] == "natural_language").all()
@@ -171,3 +172,68 @@ def test_rule_based_agora_costs_less_than_natural_language_over_1000_queries():
     print(f"natural language / Agora over 1,000 queries: {factor:.2f}, break-even at query {break_even(frame)}")
     assert factor > 1.5
     assert break_even(frame) is not None and break_even(frame) < 500
+
+
+def _children(parents: set[int]) -> set[int]:
+    """The pids of the processes whose parent is one of ``parents``."""
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid in parents:
+            children.add(int(stat.parent.name))
+    return children
+
+
+def _routine_sessions() -> set[int]:
+    """The processes that run routine sessions: children of the sandbox's warm workers (children of this process)."""
+    return _children(_children({os.getpid()}))
+
+
+def test_a_hand_stepped_model_closes_its_servers_and_sandboxes_when_its_block_ends():
+    before = _routine_sessions()
+    with WeatherDemo(queries=10, transport="http", rng=0) as demo:
+        for _ in range(6):  # past the negotiation: both sides run their routines in sandbox sessions
+            demo.step()
+        url = demo.channel.url_of("weather")
+        assert _routine_sessions() - before
+    assert demo.running  # abandoned halfway, yet closed
+    with pytest.raises(OSError):
+        urllib.request.urlopen(url + "/.wellknown", timeout=5)
+    deadline = time.monotonic() + 10
+    while _routine_sessions() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _routine_sessions() - before
+
+
+def test_every_decision_is_made_once_and_charged_from_the_decision_made(monkeypatch):
+    made = []
+    for role in ROLES:  # count the rules' decisions, each as it is made
+        for method in ("decide", "turn") if role is NEGOTIATOR else ("decide",):
+            original = getattr(type(role.rule), method)
+            monkeypatch.setattr(type(role.rule), method, _counted(original, made, role.name, method))
+    model = AgoraNetwork(queries=120, users=12, rng=3).run()
+    frame = model.frame()
+    assert frame["negotiated"].sum() > 0 and frame["implemented"].sum() > 0
+    decisions = [name for name, method in made if not (name == "negotiator" and method == "decide")]
+    assert len(decisions) == frame["llm_turns"].sum() == len(model.costs.charges)
+
+
+def _counted(original, made: list, role: str, method: str):
+    def counted(self, *arguments):
+        made.append((role, method))
+        return original(self, *arguments)
+
+    return counted
+
+
+def test_agents_reach_their_network_only_through_their_services():
+    tree = ast.parse(Path(agents.__file__).read_text(encoding="utf-8"))
+    reached = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "model"
+    }
+    assert not reached, f"agents read {sorted(reached)} of the model; give them to Services instead"

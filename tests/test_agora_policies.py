@@ -40,9 +40,9 @@ def test_the_catalogue_has_thirty_tasks():
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
 def test_the_negotiated_document_carries_the_task_schema(task):
     negotiation = SchemaNegotiator().decide(NegotiationView(task))
-    assert [m.speaker for m in negotiation.messages] == [USER, SERVER, USER]
-    assert all(m.text.strip() for m in negotiation.messages)
-    assert task.name in negotiation.messages[0].text
+    assert [m.speaker for m in negotiation.turns] == [USER, SERVER, USER]
+    assert all(m.text.strip() for m in negotiation.turns)
+    assert task.name in negotiation.turns[0].text
     document = negotiation.document
     assert (document.name, document.description) == (task.name, task.description)
     assert schema_of(document) == TaskSchema(task.name, task.input, task.output)

@@ -9,7 +9,7 @@ import pytest
 
 from coordkit import papers
 from coordkit.figures import check_compute, refuse_llm
-from coordkit.model import Model, model_id
+from coordkit.model import Model, model_id, models, registered
 from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real, check_rng
 
 
@@ -205,6 +205,17 @@ def test_a_model_must_declare_its_parameters_and_not_hide_mesas_attributes():
         type("Undeclared", (Model,), {})
     with pytest.raises(TypeError, match=r"parameters \['agents'\] would hide Mesa's model attributes"):
         type("Clashing", (Model,), {"parameters": Parameters(Integer("agents", 4, 1, 32, doc="actors"))})
+
+
+def test_an_abstract_base_declares_nothing_and_is_no_model_but_its_models_declare_and_register():
+    base = type("SharedBase", (Model,), {}, abstract=True)
+    assert "shared-base" not in registered()
+    with pytest.raises(TypeError, match="must declare its parameters"):
+        type("Undeclared", (base,), {})
+    declared = Parameters(Integer("limit", 3, 1, 10, doc="steps to take"))
+    concrete = type("Concrete", (base,), {"parameters": declared})
+    assert registered()["concrete"] is concrete
+    assert "agora-model" not in models() and {"agora-network", "weather-demo"} <= set(models())
 
 
 def test_a_models_small_run_is_checked_against_its_declaration():

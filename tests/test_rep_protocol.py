@@ -10,9 +10,9 @@ from policy_examples import all_examples
 from coordkit.llm import ScriptedClient
 from coordkit.policies import Classifier, Policy
 from coordkit.rep.protocol import (
-    InProcessTransport,
     MedianConsensus,
     Message,
+    NeighbourMulticast,
     NumericalGradUpdater,
     Sensitivity,
     TextualGradUpdater,
@@ -69,7 +69,7 @@ def play_round(clients, transport):
 
 
 def test_messages_arrive_the_round_after_they_are_sent_and_only_at_neighbours():
-    transport = InProcessTransport()
+    transport = NeighbourMulticast()
     clients = ring(4, transport)
     assert clients[0].receive() == ({}, {})
     play_round(clients, transport)
@@ -104,7 +104,7 @@ def test_median_consensus_gives_every_agent_the_coordinate_wise_median():
 
 
 def test_a_ring_with_consensus_agrees_after_one_round():
-    transport = InProcessTransport()
+    transport = NeighbourMulticast()
     clients = ring(5, transport, consensus="median_coordinate")
     play_round(clients, transport)
     play_round(clients, transport)
@@ -125,7 +125,7 @@ def test_configure_rejects_unknown_names_and_lists_the_valid_ones(option, value,
 
 
 def test_configure_accepts_component_objects():
-    transport, updater = InProcessTransport(), NumericalGradUpdater(eta=1.0)
+    transport, updater = NeighbourMulticast(), NumericalGradUpdater(eta=1.0)
     client = configure(
         Proposer(0, 0), agent_id=0, neighbours=[], transport=transport, updater=updater, consensus=MedianConsensus()
     )
@@ -133,7 +133,7 @@ def test_configure_accepts_component_objects():
 
 
 def test_configure_protocol_gives_each_protocol_its_client_on_the_same_link():
-    transport = InProcessTransport()
+    transport = NeighbourMulticast()
     link = {"neighbours": [1], "transport": transport, "consensus": "median_coordinate"}
     a2a = configure_protocol("a2a", Talker(), agent_id=0, **link)
     numerical = configure_protocol("rep_numerical", Proposer(0, 1), eta=0.25, agent_id=1, **link)
@@ -162,7 +162,7 @@ class Talker:
 
 
 def test_a2a_shares_decisions_and_reasoning_but_never_updates_its_state():
-    transport = InProcessTransport()
+    transport = NeighbourMulticast()
     clients = [configure_a2a(Talker(), agent_id=i, neighbours=[1 - i], transport=transport) for i in range(2)]
     for _ in range(3):
         play_round(clients, transport)

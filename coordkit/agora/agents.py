@@ -14,9 +14,10 @@ natural language, counted); otherwise in natural language, through the querier a
 the rule-based templates). A :class:`Server` answers from its tools, asking the servers it depends on as a
 participant itself: Figure 4's multi-hop workflows.
 
-Every decision that stands for an LLM call goes through the model (:meth:`Participant.decide`, and
-:meth:`Participant.say` for a negotiation's turns), which charges it to the run's
-:class:`~coordkit.agora.costs.CostLog` and, for a provider that fails (D.2: Gemini's API), may lose the query.
+An agent reaches its network only through its :class:`~coordkit.agora.services.Services`: D.1's settings, the
+transport, the catalogue, its decisions and the routine sandbox. Every decision that stands for an LLM call
+(:meth:`Participant.decide`, and :meth:`Participant.say` for a negotiation's turns) is charged to the agent that
+makes it and, for a provider that fails (D.2: Gemini's API), may lose the query (:class:`QueryLost`).
 """
 
 import json
@@ -28,27 +29,24 @@ from coordkit.agora.policies import (
     SERVER,
     USER,
     Compose,
-    Message,
-    Negotiation,
+    NegotiationTurn,
     NegotiationView,
     ProgrammingView,
     Read,
     SuitabilityView,
 )
 from coordkit.agora.protocol import Envelope, ProtocolDocument, ProtocolError, Response, WellKnown, fetch
-from coordkit.agora.routines import SEND, RoutinePair, run
+from coordkit.agora.roles import PROGRAMMER, QUERIER, RESPONDER, SUITABILITY, Role
+from coordkit.agora.routines import SEND, ContractError, RoutinePair, run
 from coordkit.agora.sandbox import RoutineError
-from coordkit.agora.tasks import Server as ServerSpec
-from coordkit.agora.tasks import Task
+from coordkit.agora.schemas import validate
+from coordkit.agora.services import QueryLost, Services
+from coordkit.agora.tasks import ServerSpec, Task
 from coordkit.llm.parsing import ReplyParseError
 
 ASK_TO_NEGOTIATE = "I would like to negotiate a protocol for this task with you."  # D.1: the server's request
 AGREED = "agreed"
 LOST = "lost: the provider did not answer"  # a failure's body when an LLM call failed and the query is lost
-
-
-class QueryLost(Exception):
-    """An LLM provider failed to answer (D.2): the query it served is lost."""
 
 
 @dataclass
@@ -72,38 +70,26 @@ class Served:
     tool: str
 
 
-@dataclass
-class Tally:
-    """What one query did, across every agent it reached (a row of the model's frame)."""
-
-    hops: int = 0
-    checked: int = 0
-    negotiated: int = 0
-    implemented: int = 0
-    llm_turns: int = 0
-    routine_calls: int = 0
-    routine_fallbacks: int = 0
-
-
 class Participant(mesa.Agent):
     """An agent that asks servers: a user, or a server towards the servers it depends on."""
 
-    def __init__(self, model, name: str, llm_model: str, database):
+    def __init__(self, model, services: Services, name: str, llm_model: str, database):
         super().__init__(model)
+        self.services = services
         self.name = name
         self.llm_model = llm_model  # D.2's model: its price, and whether its provider fails
         self.database = database  # the reference protocol database (D.1: assigned at random)
         self.relations: dict[tuple[str, str], Relation] = {}
         self.last_mode = ""  # how its latest query went: "protocol" or "natural_language"
 
-    def decide(self, role: str, view):
-        """The decision of policy ``role`` on ``view``, made as one LLM call (or QueryLost, D.2)."""
-        return self.model.decide(self, role, view)
+    def decide(self, role: Role, view):
+        """This agent's ``role`` decision on ``view``, made as one LLM call (or QueryLost, D.2)."""
+        return self.services.decide(self, role, view)
 
     def ask(self, task: Task, data: dict) -> dict:
         """The output of ``task`` for ``data`` from its server; QueryLost when a provider failed on the way."""
         relation = self.relations.setdefault((task.server, task.name), Relation())
-        if self.model.protocol == "agora" and relation.document is None:
+        if self.services.settings.protocol == "agora" and relation.document is None:
             self._look_for_protocol(task, relation)
         relation.exchanges += 1
         if relation.routine is not None:
@@ -113,7 +99,7 @@ class Participant(mesa.Agent):
                 return output
         self.last_mode = "natural_language"
         output, asked = self._in_natural_language(task, data)
-        if asked and self.model.protocol == "agora" and relation.document is None:
+        if asked and self.services.settings.protocol == "agora" and relation.document is None:
             self._look_for_protocol(task, relation, asked=True)
         return output
 
@@ -122,27 +108,28 @@ class Participant(mesa.Agent):
     def _look_for_protocol(self, task: Task, relation: Relation, asked: bool = False) -> None:
         """Past ``check_after`` (or when the server ``asked`` to negotiate), look for a suitable protocol; none
         found, past ``negotiate_after`` (or when asked), negotiate one."""
-        if relation.exchanges < self.model.check_after and not asked:
+        settings, standards = self.services.settings, self.services.standards
+        if relation.exchanges < settings.check_after and not asked:
             return
-        self.model.tally.checked += 1
+        self.services.tally.checked += 1
         candidates = [d for d in self._candidates(task) if d.hash not in relation.judged]
-        standard = next((d for d in candidates if d.hash in self.model.standards), None)
+        standard = next((d for d in candidates if d.hash in standards), None)
         if standard is not None:  # a protocol this agent implements by hand (§4.1): no LLM needed to check or write
-            relation.document, relation.routine = standard, self.model.standards[standard.hash].user
+            relation.document, relation.routine = standard, standards[standard.hash].user
             return
         if candidates:  # the LLM reads only documents it has not judged for this task (as the demo's code)
             relation.judged.update(d.hash for d in candidates)
-            chosen = self.decide("suitability", SuitabilityView(task, tuple(candidates)))
+            chosen = self.decide(SUITABILITY, SuitabilityView(task, tuple(candidates)))
             if chosen is not None:
                 self._adopt(task, relation, chosen)
                 return
-        if relation.exchanges >= self.model.negotiate_after or asked:
+        if relation.exchanges >= settings.negotiate_after or asked:
             self._negotiate(task, relation)
 
     def _candidates(self, task: Task) -> list[ProtocolDocument]:
         """The server's protocols (its ``/.wellknown``), then the reference database's matches, each once."""
         found: dict[str, ProtocolDocument] = {}
-        listing = self.model.channel.wellknown(task.server, sender=self.name)
+        listing = self.services.channel.wellknown(task.server, sender=self.name)
         for hash, sources in listing.protocols.items():
             try:
                 found[hash] = fetch(sources, hash, fetcher=_no_remote_sources)
@@ -155,44 +142,40 @@ class Participant(mesa.Agent):
 
     def _adopt(self, task: Task, relation: Relation, document: ProtocolDocument) -> None:
         relation.document = document
-        relation.routine = self.decide("programmer", ProgrammingView(document, USER))
-        self.model.tally.implemented += 1
+        relation.routine = self.decide(PROGRAMMER, ProgrammingView(document, USER))
+        self.services.tally.implemented += 1
 
     def _negotiate(self, task: Task, relation: Relation) -> None:
         """Negotiate a protocol for ``task`` with its server over the bootstrap protocol, turn by turn (§4.2, App. C):
         the user proposes, the server specifies, the user agrees and sends the finalised document."""
         view = NegotiationView(task)
-        self.model.tally.negotiated += 1
-        proposal, settled = self.say(view, ())
+        self.services.tally.negotiated += 1
+        proposal = self.say(view, ())
         reply = self._send_negotiation(task, {"message": proposal.text})
         if reply.status != "success":
             return
-        negotiation = settled or self.model.negotiation_turn(self, view, (proposal, Message(SERVER, reply.body)))
-        document = negotiation.document
-        closing = {"message": negotiation.messages[-1].text, "protocol": document.data_uri, "hash": document.hash}
+        agreement = self.say(view, (proposal, NegotiationTurn(SERVER, reply.body)))
+        document = agreement.document
+        closing = {"message": agreement.text, "protocol": document.data_uri, "hash": document.hash}
         response = self._send_negotiation(task, closing)
         relation.judged.add(document.hash)
         if response.status == "success" and response.body == AGREED:
             self.database.add(document, (document.data_uri,))
             self._adopt(task, relation, document)
 
-    def say(self, view: NegotiationView, messages: tuple[Message, ...]) -> tuple[Message, Negotiation | None]:
-        """This agent's next message in the negotiation, and the whole negotiation if its LLM's turn fell back to
-        the rules (whose negotiation then settles the rest)."""
-        said = self.model.negotiation_turn(self, view, messages)
-        if isinstance(said, Negotiation):
-            return said.messages[len(messages)], said
-        return said, None
+    def say(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
+        """This agent's turn in the negotiation after ``turns`` (the last one carries the finalised document)."""
+        return self.services.negotiation_turn(self, view, turns)
 
     def _send_negotiation(self, task: Task, body: dict) -> Response:
-        envelope = Envelope.in_protocol(self.model.negotiation_document, json.dumps({"task": task.name, **body}))
+        envelope = Envelope.in_protocol(self.services.negotiation_document, json.dumps({"task": task.name, **body}))
         return self._send(task.server, envelope)
 
     # --- one exchange ------------------------------------------------------------------------------------------
 
     def _in_protocol(self, task: Task, data: dict, relation: Relation) -> dict | None:
         """The output through the routine, or None when it failed (counted; the caller uses natural language)."""
-        tally = self.model.tally
+        tally = self.services.tally
         rejected = []
 
         def send(body: str) -> str:
@@ -206,8 +189,8 @@ class Participant(mesa.Agent):
 
         try:
             tally.routine_calls += 1
-            output = run(self.model.runnable(self, relation.routine), data, {SEND: send})
-            self.model.check_output(task, output)
+            output = run(self.services.routines.runnable(self.name, relation.routine), data, {SEND: send})
+            _check_output(task, output)
         except RoutineError:
             tally.routine_fallbacks += 1
             if rejected and rejected[-1]:  # B.1: the server refuses this protocol; look again later
@@ -217,20 +200,20 @@ class Participant(mesa.Agent):
 
     def _in_natural_language(self, task: Task, data: dict) -> tuple[dict, bool]:
         """The output from a natural-language exchange, and whether the server asked to negotiate."""
-        query = self.decide("querier", Compose(task, data))
+        query = self.decide(QUERIER, Compose(task, data))
         response = self._send(task.server, Envelope.natural_language(query))
         if response.status != "success":
             raise QueryLost(f"{task.server} answered {response.status}: {response.body[:200]}")
         asked = response.body.rstrip().endswith(ASK_TO_NEGOTIATE)
         try:
-            output = self.decide("querier", Read(task, response.body))
+            output = self.decide(QUERIER, Read(task, response.body))
         except ReplyParseError as error:
             raise QueryLost(f"{self.name} could not read {task.server}'s reply: {error}") from None
         return output, asked
 
     def _send(self, receiver: str, envelope: Envelope) -> Response:
-        self.model.tally.hops += 1
-        return self.model.channel.send(self.name, receiver, envelope)
+        self.services.tally.hops += 1
+        return self.services.channel.send(self.name, receiver, envelope)
 
 
 class User(Participant):
@@ -248,8 +231,8 @@ class User(Participant):
 class Server(Participant):
     """A server (D.1): answers queries with its tools and, through ``ask``, the servers it depends on."""
 
-    def __init__(self, model, spec: ServerSpec, database):
-        super().__init__(model, spec.name, spec.model, database)
+    def __init__(self, model, services: Services, spec: ServerSpec, database):
+        super().__init__(model, services, spec.name, spec.model, database)
         self.spec = spec
         self.protocols: dict[str, Served] = {}  # by hash
         self.natural_language_answers = 0  # D.1's server counter, since the last negotiation
@@ -263,7 +246,7 @@ class Server(Participant):
         try:
             if envelope.protocol_hash is None:
                 return self._answer_natural_language(envelope.body)
-            if envelope.protocol_hash == self.model.negotiation_document.hash:
+            if envelope.protocol_hash == self.services.negotiation_document.hash:
                 return self._answer_negotiation(envelope.body)
             return self._answer_in_protocol(envelope)
         except QueryLost:
@@ -274,11 +257,11 @@ class Server(Participant):
         known = dict(fields)
         for use in task.uses:
             if "." in use:
-                dependency = self.model.catalogue.task(*use.split(".", 1))
+                dependency = self.services.catalogue.task(*use.split(".", 1))
                 asked = {name: known[name] for name in dependency.input["properties"]}
                 known.update(self.ask(dependency, asked))
             else:
-                known.update(self.spec.tools[use].row(known, self.model.world_seed))
+                known.update(self.spec.tools[use].row(known, self.services.world_seed))
         return {name: known[name] for name in task.output["properties"]}
 
     def _answer_natural_language(self, text: str) -> Response:
@@ -286,12 +269,13 @@ class Server(Participant):
         if task is None:
             return Response.failure(f"{self.name} serves the tasks {list(self.spec.tasks)}; name one of them")
         try:
-            data = self.decide("responder", Read(task, text))
+            data = self.decide(RESPONDER, Read(task, text))
         except ReplyParseError as error:
             return Response.failure(f"{self.name} could not read the query: {error}")
-        reply = self.decide("responder", Compose(task, self.perform(task, data)))
+        reply = self.decide(RESPONDER, Compose(task, self.perform(task, data)))
         self.natural_language_answers += 1
-        if self.model.protocol == "agora" and self.natural_language_answers >= self.model.server_negotiate_after:
+        settings = self.services.settings
+        if settings.protocol == "agora" and self.natural_language_answers >= settings.server_negotiate_after:
             self.natural_language_answers = 0
             reply = f"{reply}\n\n{ASK_TO_NEGOTIATE}"
         return Response.success(reply)
@@ -310,7 +294,7 @@ class Server(Participant):
         except (ValueError, KeyError, TypeError):
             return Response.failure(f"a negotiation's body is JSON naming one of the tasks {list(self.spec.tasks)}")
         if "protocol" not in message:
-            specification, _ = self.say(NegotiationView(task), (Message(USER, str(message.get("message", ""))),))
+            specification = self.say(NegotiationView(task), (NegotiationTurn(USER, str(message.get("message", ""))),))
             return Response.success(specification.text)
         self.natural_language_answers = 0  # D.1: after a negotiation the counter starts again
         try:
@@ -328,9 +312,9 @@ class Server(Participant):
             if not any(self._serve(document, task) for task in self.spec.tasks.values()):
                 return Response.rejected()
         served = self.protocols[envelope.protocol_hash]
-        tally = self.model.tally
+        tally = self.services.tally
         tally.routine_calls += 1
-        routine = self.model.runnable(self, served.routine)
+        routine = self.services.routines.runnable(self.name, served.routine)
         try:
             body = run(routine, envelope.body, {served.tool: self._tool(served.task)})
         except RoutineError as error:
@@ -342,10 +326,10 @@ class Server(Participant):
         """Check ``document`` for ``task`` and, if suitable, write the routine and list it; False otherwise."""
         if document.hash in self.protocols:
             return True
-        if self.decide("suitability", SuitabilityView(task, (document,))) is None:
+        if self.decide(SUITABILITY, SuitabilityView(task, (document,))) is None:
             return False
-        routine = self.decide("programmer", ProgrammingView(document, SERVER, task.name))
-        self.model.tally.implemented += 1
+        routine = self.decide(PROGRAMMER, ProgrammingView(document, SERVER, task.name))
+        self.services.tally.implemented += 1
         if routine is None:
             return False
         self.protocols[document.hash] = Served(document, task, routine, task.name)
@@ -360,6 +344,14 @@ class Server(Participant):
             return self.perform(task, fields)
 
         return tool
+
+
+def _check_output(task: Task, output) -> None:
+    """A routine's output must be the task's output (else the agent falls back to natural language)."""
+    try:
+        validate(output, task.output, f"the output of {task.name}")
+    except ValueError as error:
+        raise ContractError("bad_reply", str(error)) from None
 
 
 def _no_remote_sources(uri: str) -> str:

@@ -14,7 +14,6 @@ sum to the ledger's total.
   charged what its calls cost when they were made.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -103,18 +102,18 @@ class CostLog:
 
 
 class ChargedClient(LLMClient):
-    """An LLM client that charges every reply to the agent deciding (``deciding()`` gives its name and D.2 model)
-    under the activity its request's purpose names (``agora.negotiation``, ...)."""
+    """An LLM client that charges every reply to one ``agent`` (its name; ``model``: its D.2 model, the price of a
+    reply whose model the price table does not know) under the activity its request's purpose names
+    (``agora.negotiation``, ...)."""
 
-    def __init__(self, inner: LLMClient, log: CostLog, deciding: Callable[[], tuple[str, str]]):
-        self.inner, self.log, self.deciding = inner, log, deciding
+    def __init__(self, inner: LLMClient, log: CostLog, agent: str, model: str):
+        self.inner, self.log, self.agent, self.model = inner, log, agent, model
         self.default_model = inner.default_model
         self.billable = inner.billable
 
     def complete(self, request: LLMRequest) -> LLMReply:
         reply = self.inner.complete(request)
-        agent, model = self.deciding()
-        self.log.record(agent, model, ACTIVITY_OF.get(request.purpose, "natural_language"), reply)
+        self.log.record(self.agent, self.model, ACTIVITY_OF.get(request.purpose, "natural_language"), reply)
         return reply
 
     def note_fallback(self, reason: str) -> None:

@@ -25,6 +25,7 @@ replaces: the prompt :func:`querier_request` (…) would send, and the text :fun
 writes for it.
 """
 
+import dataclasses
 import json
 import re
 from functools import lru_cache
@@ -34,8 +35,8 @@ from coordkit.agora.policies import (
     USER,
     Compose,
     KeywordSuitability,
-    Message,
     Negotiation,
+    NegotiationTurn,
     NegotiationView,
     ProgrammingView,
     Read,
@@ -183,6 +184,16 @@ def parse_message(text: str, view: Compose | None = None) -> str:
     return message
 
 
+def message_reply(message: str) -> str:
+    """The reply in which an LLM writes ``message`` (what :func:`parse_message` reads back)."""
+    return f"MESSAGE: {message}"
+
+
+def natural_language_reply(decision: str | dict) -> str:
+    """The reply that carries a querier's or responder's decision: a message written, or the data read (JSON)."""
+    return message_reply(decision) if isinstance(decision, str) else json.dumps(decision, ensure_ascii=False)
+
+
 def _parser(side: str):
     """The parser of ``side``'s natural language: a message for Compose; for Read, the data, checked against the
     schema of what ``side`` reads (a user the task's output, a server its input)."""
@@ -222,14 +233,14 @@ TURNS = (USER, SERVER, USER)  # who speaks at each turn: the user proposes, the 
 _LABELS = ("AGREEMENT", "NAME", "DESCRIPTION", "PROTOCOL")
 
 
-def negotiation_request(view: NegotiationView, messages: tuple[Message, ...] = ()) -> LLMRequest:
-    """The request of the dialogue's next turn after ``messages`` (none: the user's opening).
+def negotiation_request(view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> LLMRequest:
+    """The request of the dialogue's next turn after ``turns`` (none: the user's opening).
 
     Turn 1, the user: the task's contract and Appendix C's rules; propose a protocol. Turn 2, the server: the
     proposal; specify the messages, ending with the schema block. Turn 3, the user: the server's specification;
     agree, and write the finalised protocol with a name and a one-line description (D.1's metadata).
     """
-    task, turn = view.task, len(messages)
+    task, turn = view.task, len(turns)
     if turn == 0:
         prompt = (
             f"You need this task often:\n{_contract(task)}\n\n"
@@ -241,7 +252,7 @@ def negotiation_request(view: NegotiationView, messages: tuple[Message, ...] = (
     if turn == 1:
         prompt = (
             f"You perform this task:\n{_contract(task)}\n\n"
-            f"A user opens a negotiation:\n{_fenced('MESSAGE', 'user', messages[0].text)}\n\n"
+            f"A user opens a negotiation:\n{_fenced('MESSAGE', 'user', turns[0].text)}\n\n"
             "Reply with a detailed specification of the protocol: the input message and the output message, field "
             "by field. End the specification with one fenced block (a line ```json, the JSON, a line ```) holding "
             'an object with exactly the keys "task" (the task\'s name), "input" and "output" (the JSON Schemas of '
@@ -253,8 +264,8 @@ def negotiation_request(view: NegotiationView, messages: tuple[Message, ...] = (
     if turn == 2:
         prompt = (
             f"You need this task often:\n{_contract(task)}\n\n"
-            f"Your opening message:\n{_fenced('MESSAGE', 'user', messages[0].text)}\n\n"
-            f"The server's reply:\n{_fenced('MESSAGE', 'server', messages[1].text)}\n\n"
+            f"Your opening message:\n{_fenced('MESSAGE', 'user', turns[0].text)}\n\n"
+            f"The server's reply:\n{_fenced('MESSAGE', 'server', turns[1].text)}\n\n"
             "If the specification serves the task, agree and write the finalised protocol: a document that anyone "
             "can implement from alone, ending with the server's fenced json block unchanged. Reply in this form:\n"
             "AGREEMENT: <your message to the server, one paragraph>\n"
@@ -263,20 +274,21 @@ def negotiation_request(view: NegotiationView, messages: tuple[Message, ...] = (
             "PROTOCOL:\n<the protocol's text>"
         )
         return LLMRequest.user(NEGOTIATOR_USER_SYSTEM, prompt, max_tokens=1800, purpose=NEGOTIATION)
-    raise ValueError(f"a negotiation has {len(TURNS)} turns; messages has {turn}")
+    raise ValueError(f"a negotiation has {len(TURNS)} turns; turns has {turn}")
 
 
-def parse_turn(text: str, view: NegotiationView, messages: tuple[Message, ...] = ()) -> Message | Negotiation:
-    """Turn 1 and 2: the message said (the server's must carry a schema block). Turn 3: the whole negotiation."""
-    turn = len(messages)
+def parse_turn(text: str, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+    """The turn said after ``turns``: the proposal, the server's specification (it must carry a schema block), or
+    the agreement with the finalised protocol document."""
+    turn = len(turns)
     if turn == 0:
-        return Message(USER, parse_message(text))
+        return NegotiationTurn(USER, parse_message(text))
     if turn == 1:
         try:
             schema_of(readable(text))
         except SchemaError as error:
             raise ReplyParseError(f"the server's specification has no usable schema block: {error}") from None
-        return Message(SERVER, text.strip())
+        return NegotiationTurn(SERVER, text.strip())
     sections = _sections(text)
     try:
         document = ProtocolDocument.compose(
@@ -285,7 +297,21 @@ def parse_turn(text: str, view: NegotiationView, messages: tuple[Message, ...] =
         schema_of(document)
     except (ProtocolError, SchemaError) as error:
         raise ReplyParseError(f"the finalised protocol is not usable: {error}") from None
-    return Negotiation((*messages, Message(USER, sections["AGREEMENT"])), document)
+    return NegotiationTurn(USER, sections["AGREEMENT"], document)
+
+
+def turn_reply(said: NegotiationTurn) -> str:
+    """The reply in which an LLM says ``said`` (what :func:`parse_turn` reads back): the user's proposal, the
+    server's specification, or the user's agreement with the finalised document."""
+    if said.speaker == SERVER:
+        return said.text
+    document = said.document
+    if document is None:
+        return message_reply(said.text)
+    return (
+        f"AGREEMENT: {said.text}\nNAME: {document.name}\nDESCRIPTION: {document.description}\n"
+        f"PROTOCOL:\n{document.body}"
+    )
 
 
 def _sections(text: str) -> dict[str, str]:
@@ -307,53 +333,62 @@ class NegotiationDialogue(LLMPolicy):
     """Appendix C's negotiation through ``client``: three calls, user, server, user (module docstring).
 
     Counts like an :class:`~coordkit.policies.LLMPolicy`: ``llm_calls`` every turn's call, ``llm_decisions``
-    negotiations the LLMs concluded, and ``fallbacks`` by reason, one per dialogue that a failed call or an unusable
-    turn ended, after which ``fallback`` (the schema negotiator) negotiates instead.
+    negotiations the LLMs concluded, and ``fallbacks`` by reason, one per turn that a failed call or an unusable
+    reply ended; that turn, and the speaker's later ones, are then the rule negotiator's (``fallback``).
     """
 
     def __init__(self, client: LLMClient, fallback: Policy, name: str = "llm_negotiator"):
         super().__init__(client, negotiation_request, parse_turn, fallback, name=name)
 
-    def turn(self, view: NegotiationView, messages: tuple[Message, ...] = ()) -> Message | Negotiation:
-        """One turn after ``messages``: the message its speaker says, or the negotiation (concluded at the last
-        turn, or the fallback's after a failed call or an unusable turn)."""
+    def turn(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+        """The turn after ``turns``: the LLM's, or the rule's (marked ``fallback``) when its call failed or its
+        reply could not be used."""
         try:
-            reply = self.ask(negotiation_request(view, messages))
+            reply = self.ask(negotiation_request(view, turns))
         except StopRun:
             raise
         except Exception as error:  # an API that fails must never crash a run
-            return self._fall_back(view, error)
-        return self._turn(reply.text, view, messages)
+            return self._rule_turn(view, turns, error)
+        return self._turn(reply.text, view, turns)
 
     def decide(self, view: NegotiationView) -> Negotiation:
-        messages: tuple[Message, ...] = ()
-        while isinstance(said := self.turn(view, messages), Message):
-            messages = (*messages, said)
-        return said
+        turns: tuple[NegotiationTurn, ...] = ()
+        while len(turns) < len(TURNS):
+            said = self.turn(view, turns)
+            if said.fallback:
+                return self.fallback.decide(view)
+            turns = (*turns, said)
+        return Negotiation(turns)
 
     async def decide_async(self, view: NegotiationView) -> Negotiation:
-        messages: tuple[Message, ...] = ()
-        while True:
+        turns: tuple[NegotiationTurn, ...] = ()
+        while len(turns) < len(TURNS):
             try:
-                reply = await self.ask_async(negotiation_request(view, messages))
+                reply = await self.ask_async(negotiation_request(view, turns))
             except StopRun:
                 raise
             except Exception as error:
                 return self._fall_back(view, error)
-            said = self._turn(reply.text, view, messages)
-            if not isinstance(said, Message):
-                return said
-            messages = (*messages, said)
+            said = self._turn(reply.text, view, turns)
+            if said.fallback:
+                return self.fallback.decide(view)
+            turns = (*turns, said)
+        return Negotiation(turns)
 
-    def _turn(self, text: str, view: NegotiationView, messages: tuple[Message, ...]) -> Message | Negotiation:
-        """The turn's message, or the decision: the negotiation concluded, or the fallback's after a bad turn."""
+    def _turn(self, text: str, view: NegotiationView, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
+        """The turn the reply says, or the rule's after a reply that cannot be used."""
         try:  # through self.parse, (reply, observation) like every LLMPolicy's, with the turns so far if any
-            said = self.parse(text, view, messages) if messages else self.parse(text, view)
+            said = self.parse(text, view, turns) if turns else self.parse(text, view)
         except Exception as error:  # a reply must never crash a run
-            return self._fall_back(view, error, text)
-        if isinstance(said, Negotiation):
+            return self._rule_turn(view, turns, error, text)
+        if said.document is not None:
             self.llm_decisions += 1
         return said
+
+    def _rule_turn(self, view, turns, error: Exception, reply: str | None = None) -> NegotiationTurn:
+        """The rule negotiator's turn in place of the LLM's, counted as a fallback."""
+        negotiation = self._fall_back(view, error, reply)
+        return dataclasses.replace(negotiation.turns[len(turns)], fallback=True)
 
 
 def negotiator_policy(client: LLMClient, fallback: Policy | None = None) -> NegotiationDialogue:
@@ -405,6 +440,11 @@ def parse_choice(text: str, view: SuitabilityView) -> ProtocolDocument | None:
         if chosen is not None and document.hash == chosen.group(0):
             return document
     raise ReplyParseError(f"{line.group(1).strip()[:40]!r} is not the hash of a candidate, nor {NONE}")
+
+
+def choice_reply(chosen: str | None) -> str:
+    """The reply that names the candidate of hash ``chosen``, or none (what :func:`parse_choice` reads back)."""
+    return f"PROTOCOL: {NONE if chosen is None else chosen}"
 
 
 def suitability_policy(client: LLMClient, fallback: Policy | None = None) -> LLMPolicy:
@@ -482,6 +522,11 @@ def parse_routine(text: str, view: ProgrammingView | None = None) -> str | None:
     if not re.search(r"^def handle\(", source, flags=re.MULTILINE):
         raise ReplyParseError("the routine does not define handle(event) at the top level")
     return source
+
+
+def routine_reply(source: str | None) -> str:
+    """The reply that gives ``source`` (what :func:`parse_routine` reads back)."""
+    return NONE if source is None else f"```python\n{source.rstrip()}\n```"
 
 
 def programmer_policy(client: LLMClient, fallback: Policy | None = None) -> LLMPolicy:

@@ -11,17 +11,14 @@ import dataclasses
 
 import pandas as pd
 
-from coordkit.agora import llm_policies, stand_in
-from coordkit.agora import policies as rules
-from coordkit.agora.agents import QueryLost, Server, Tally, User
-from coordkit.agora.costs import ACTIVITIES, ACTIVITY_OF, ChargedClient, CostLog
+from coordkit.agora.agents import Server, User
+from coordkit.agora.costs import ACTIVITIES, CostLog
 from coordkit.agora.databases import DatabaseNetwork
 from coordkit.agora.protocol import ProtocolDocument
-from coordkit.agora.routines import WEATHER_ROUTINES, ContractError, weather_forecast_document
-from coordkit.agora.sandbox import RoutineSession, routine_session
-from coordkit.agora.schemas import validate
+from coordkit.agora.routines import WEATHER_ROUTINES, weather_forecast_document
 from coordkit.agora.screenplay import screenplay
-from coordkit.agora.tasks import MODELS, Task, example_input, keyed_rng, load_catalogue
+from coordkit.agora.services import Decisions, QueryLost, Routines, Services, Settings
+from coordkit.agora.tasks import MODELS, example_input, keyed_rng, load_catalogue
 from coordkit.agora.transport import HTTPTransport, InProcessTransport
 from coordkit.llm import LLMClient
 from coordkit.model import Model
@@ -34,24 +31,7 @@ ARM_NAMES = {"agora": "Agora", "natural_language": "natural language only"}  # t
 TRANSPORTS = ("in_process", "http")
 TRANSPORT_NAMES = {"in_process": "in process", "http": "HTTP on 127.0.0.1"}
 MODEL_NAMES = {"gpt-4o": "GPT-4o", "llama-3-405b": "Llama 3 405B", "gemini-1.5-pro": "Gemini 1.5 Pro"}
-UNRELIABLE = "gemini-1.5-pro"
-STANDARD_TASK = (
-    "weather",
-    "queryWeather",
-)  # what Appendix C's weather protocol serves  # D.2: the provider whose API failed
-REQUESTS = {
-    "querier": llm_policies.querier_request,
-    "responder": llm_policies.responder_request,
-    "suitability": llm_policies.suitability_request,
-    "programmer": llm_policies.programmer_request,
-}
-FACTORIES = {
-    "querier": llm_policies.querier_policy,
-    "responder": llm_policies.responder_policy,
-    "negotiator": llm_policies.negotiator_policy,
-    "suitability": llm_policies.suitability_policy,
-    "programmer": llm_policies.programmer_policy,
-}
+STANDARD_TASK = ("weather", "queryWeather")  # what Appendix C's weather protocol serves
 FRAME_COLUMNS = (
     "query",
     "user",
@@ -138,125 +118,65 @@ def _a_query_per_user(p: dict) -> None:
         )
 
 
-class _Engine:
-    """What both models share: the agents' services (transport, databases, policies, costs, failures)."""
+class AgoraModel(Model, abstract=True):
+    """What both Agora models share: the world they build, the step, the frame and the summary. A context manager:
+    ``with AgoraNetwork(...) as net:`` closes its servers and sandboxes when the block ends, however far it ran
+    (a run that reaches its last query closes them itself)."""
 
     def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame) -> None:
         self.catalogue = load_catalogue()
         standard = weather_forecast_document()
-        self.standards = {standard.hash: WEATHER_ROUTINES} if self.standard_protocols else {}
         streams = self.rng.spawn(3)
         self.world_seed = int(streams[0].integers(2**31))
         database_rng = streams[1]
         self.plan = list(plan.itertuples(index=False))  # (query, user, server, task) in order
-        self.negotiation_document = ProtocolDocument.compose(
-            (DATA / "agora" / "negotiation_protocol.txt").read_text(encoding="utf-8"),
-            name="negotiation",
-            description="the bootstrap protocol in which agents negotiate protocol documents",
-        )
         self.protocol_databases = DatabaseNetwork(size=self.databases, sync_interval=self.sync_interval)
         chain = self.protocol_databases.databases
 
         def pick():
             return chain[int(database_rng.integers(len(chain)))]
 
-        self.server_agents = {spec.name: Server(self, spec, pick()) for spec in servers}
-        self.user_agents = [User(self, name, model, pick()) for name, model in users]
+        self.negotiation_document = ProtocolDocument.compose(
+            (DATA / "agora" / "negotiation_protocol.txt").read_text(encoding="utf-8"),
+            name="negotiation",
+            description="the bootstrap protocol in which agents negotiate protocol documents",
+        )
+        self.costs = CostLog()
         self.channel = HTTPTransport() if self.transport == "http" else InProcessTransport()
+        settings = Settings(
+            self.protocol, self.check_after, self.negotiate_after, self.server_negotiate_after, self.failure_rate
+        )
+        self.services = Services(
+            settings,
+            self.channel,
+            self.catalogue,
+            self.world_seed,
+            self.negotiation_document,
+            standards={standard.hash: WEATHER_ROUTINES} if self.standard_protocols else {},
+            decisions=Decisions(self.costs, self.llm),
+            routines=Routines(self.routine_timeout_s),
+        )
+        self.server_agents = {spec.name: Server(self, self.services, spec, pick()) for spec in servers}
+        self.user_agents = [User(self, self.services, name, model, pick()) for name, model in users]
+        everyone = [*self.server_agents.values(), *self.user_agents]
+        self.services.decisions.enlist(everyone)
         if self.standard_protocols:  # §4.1's standard case: Appendix C's protocol, implemented by hand
             self.server_agents["weather"].serve_standard(
                 standard, self.catalogue.task(*STANDARD_TASK), WEATHER_ROUTINES
             )
-        for agent in [*self.server_agents.values(), *self.user_agents]:
+        for agent in everyone:
             self.channel.register(agent)  # every agent is reachable, with its /.wellknown (B.3)
-        self.costs = CostLog()
-        self.roles = self._roles()
-        self._sessions: dict[tuple[str, str], RoutineSession] = {}
-        self.tally = None
-        self.deciding = None  # the agent whose decision an LLM is asked for (its calls are charged to it)
         self._rows = [self._row(None, None, 0, False)]
-
-    def _roles(self) -> dict:
-        """The policies every agent decides with: the rule-based stand-ins, or LLM policies falling back to them."""
-        stand_ins = {
-            "querier": rules.TemplateQuerier(),
-            "responder": rules.TemplateResponder(),
-            "negotiator": rules.SchemaNegotiator(),
-            "suitability": rules.KeywordSuitability(),
-            "programmer": rules.RoutineProgrammer(),
-        }
-        if self.llm is None:
-            return stand_ins
-        client = ChargedClient(self.llm, self.costs, lambda: (self.deciding.name, self.deciding.llm_model))
-        return {role: FACTORIES[role](client, fallback) for role, fallback in stand_ins.items()}
-
-    # --- services the agents use --------------------------------------------------------------------------------
-
-    def provider_fails(self, agent) -> bool:
-        """Whether this LLM call of ``agent`` fails (D.2: only Gemini's API did), drawn per query and call."""
-        if self.llm is not None or agent.llm_model != UNRELIABLE or self.failure_rate == 0:
-            return False
-        draw = keyed_rng(self.world_seed, "failure", self.steps, self.tally.llm_turns).random()
-        return bool(draw < self.failure_rate)
-
-    def decide(self, agent, role: str, view):
-        """``agent``'s decision by its ``role`` policy on ``view``: one LLM call, or a stand-in charged as one."""
-        self._call_starts(agent)
-        self._estimate(agent, REQUESTS[role](view))
-        return self.roles[role].decide(view)
-
-    def negotiation_turn(self, agent, view, messages: tuple):
-        """``agent``'s turn in a negotiation after ``messages``: its message, or the whole negotiation when the
-        turn concludes it (the last turn) or an LLM's turn fell back to the rules."""
-        self._call_starts(agent)
-        negotiator = self.roles["negotiator"]
-        if isinstance(negotiator, llm_policies.NegotiationDialogue):
-            return negotiator.turn(view, messages)
-        self._estimate(agent, llm_policies.negotiation_request(view, messages))
-        negotiation = negotiator.decide(view)
-        last = len(messages) == len(llm_policies.TURNS) - 1
-        return negotiation if last else negotiation.messages[len(messages)]
-
-    def _call_starts(self, agent) -> None:
-        """Count an LLM turn of ``agent`` (its replies are charged to it), or lose the query if it fails (D.2)."""
-        self.tally.llm_turns += 1
-        if self.provider_fails(agent):
-            raise QueryLost(f"{agent.name}'s {agent.llm_model} call failed")
-        self.deciding = agent
-
-    def _estimate(self, agent, request) -> None:
-        """Without an LLM, charge the call a stand-in decision replaces: the prompt ``request`` would send and the
-        reply the stand-in writes for it (with an LLM, its client charges the real replies)."""
-        if self.llm is None:
-            prompt = "\n".join([request.system, *(text for _, text in request.messages)])
-            activity = ACTIVITY_OF[request.purpose]
-            self.costs.estimate(agent.name, agent.llm_model, activity, prompt, stand_in.reply(request))
-
-    def runnable(self, agent, routine):
-        """What runs ``routine`` for ``agent``: a human routine as it is (trusted kit code), LLM-written source in
-        a sandbox session, one process per agent and routine, so that a call costs a message, not a fork (routines of
-        different agents never share a process)."""
-        if callable(routine):
-            return routine
-        key = (agent.name, routine)
-        if key not in self._sessions:
-            self._sessions[key] = routine_session(routine, timeout_s=self.routine_timeout_s)
-        return self._sessions[key]
 
     def close(self) -> None:
         """Stop the run's servers (over HTTP) and its routines' sandbox processes; done when the run ends."""
-        self.channel.close()
-        for session in self._sessions.values():
-            session.close()
-        self._sessions.clear()
+        self.services.close()
 
-    @staticmethod
-    def check_output(task: Task, output) -> None:
-        """A routine's output must be the task's output (else the agent falls back to natural language)."""
-        try:
-            validate(output, task.output, f"the output of {task.name}")
-        except ValueError as error:
-            raise ContractError("bad_reply", str(error)) from None
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     # --- the step --------------------------------------------------------------------------------------------------
 
@@ -265,8 +185,7 @@ class _Engine:
         user = self.user_agents[int(query.user)]
         task = self.catalogue.task(query.server, query.task)
         data = example_input(task, keyed_rng(self.world_seed, "input", self.steps))
-        self.costs.query = self.steps
-        self.tally = Tally()
+        self.services.begin(self.steps)
         try:
             output = user.ask(task, data)
         except QueryLost:
@@ -279,7 +198,7 @@ class _Engine:
             self.close()
 
     def _row(self, user, task, step: int, correct: bool, lost: bool = False) -> dict:
-        tally = self.tally or Tally()
+        tally = self.services.tally
         return {
             "query": step,
             "user": "" if user is None else user.name,
@@ -338,14 +257,14 @@ class _Engine:
         }
 
     def policies(self) -> list:
-        return list(self.roles.values())
+        return self.services.decisions.policies()
 
     def transcript(self) -> list[dict]:
         """Every message that travelled, in order: sender, receiver, path, request and response (JSON text)."""
         return [exchange._asdict() for exchange in self.channel.transcript]
 
 
-class AgoraNetwork(_Engine, Model):
+class AgoraNetwork(AgoraModel):
     """§5.3's demo: ``users`` users and the catalogue's 15 servers (D.2's models), three protocol databases, and
     ``queries`` queries from Pareto budgets. Rule-based by default: the stand-ins of
     :mod:`~coordkit.agora.policies` decide, and each decision is charged as the LLM call it replaces."""
@@ -436,7 +355,7 @@ class AgoraNetwork(_Engine, Model):
         self._build(list(catalogue.servers.values()), users, plan)
 
 
-class WeatherDemo(_Engine, Model):
+class WeatherDemo(AgoraModel):
     """§5.2's demo: Alice (a user) asks Bob (the catalogue's weather server) for forecasts, in natural language
     first; after ``check_after`` queries she looks for a protocol Bob supports, finds none and, at
     ``negotiate_after``, negotiates one (Appendix C); from then on both sides use routines."""

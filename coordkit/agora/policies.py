@@ -58,19 +58,26 @@ class NegotiationView:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One message of a negotiation: who says it (``user`` or ``server``) and the text."""
+class NegotiationTurn:
+    """One turn of a negotiation (Appendix C): who says it (``user`` or ``server``) and the text; the last turn
+    carries the finalised protocol ``document``. ``fallback``: the rule's turn, said because this speaker's LLM
+    turn could not be used (its later turns are the rule's too)."""
 
     speaker: str
     text: str
+    document: ProtocolDocument | None = None
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
 class Negotiation:
-    """A negotiation's messages, in order, and the protocol document both sides agreed on."""
+    """A whole negotiation: its turns in order, the last carrying the protocol document both sides agreed on."""
 
-    messages: tuple[Message, ...]
-    document: ProtocolDocument
+    turns: tuple[NegotiationTurn, ...]
+
+    @property
+    def document(self) -> ProtocolDocument:
+        return self.turns[-1].document
 
 
 def _field_lines(schema: dict) -> list[str]:
@@ -141,8 +148,16 @@ class SchemaNegotiator(Policy):
         )
         agreement = "I agree with the proposed protocol structure. It is simple and unambiguous."
         document = schema_document(schema, specification, name=task.name, description=task.description)
-        messages = (Message(USER, proposal), Message(SERVER, reply), Message(USER, agreement))
-        return Negotiation(messages, document)
+        turns = (
+            NegotiationTurn(USER, proposal),
+            NegotiationTurn(SERVER, reply),
+            NegotiationTurn(USER, agreement, document),
+        )
+        return Negotiation(turns)
+
+    def turn(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+        """The turn after ``turns`` (the rule's turns do not depend on what was said before)."""
+        return self.decide(view).turns[len(turns)]
 
 
 # --- implementation -------------------------------------------------------------------------------------------------

@@ -18,22 +18,17 @@ from coordkit.agora.policies import (
     SERVER,
     USER,
     Compose,
-    KeywordSuitability,
+    NegotiationTurn,
     NegotiationView,
     ProgrammingView,
     Read,
-    RoutineProgrammer,
-    SchemaNegotiator,
     SuitabilityView,
-    TemplateQuerier,
-    TemplateResponder,
 )
 from coordkit.agora.protocol import ProtocolDocument
+from coordkit.agora.roles import CANNOT, NEGOTIATOR, PROGRAMMER, QUERIER, RESPONDER, SUITABILITY, Role
 from coordkit.agora.tasks import Task
 from coordkit.llm import LLMRequest
 from coordkit.llm.parsing import ReplyParseError
-
-CANNOT = "I cannot answer this."  # what the stand-in says when it cannot read a prompt: the policy falls back
 
 
 def reply(request: LLMRequest) -> str:
@@ -52,47 +47,34 @@ def _task(prompt: str) -> Task:
     return Task("", contract["name"], contract["description"], contract["input"], contract["output"], {}, ())
 
 
-def _message(text: str) -> str:
-    return f"MESSAGE: {text}"
-
-
-def _natural_language(policy, data_block: str):
+def _natural_language(role: Role, data_block: str):
     """A querier's or responder's answer: a templated message for the data, or the data read from a message."""
 
     def answer(prompt: str) -> str:
         task = _task(prompt)
         data = prompts.marked(prompt, data_block)
         if data:
-            return _message(policy.decide(Compose(task, json.loads(data[0][1]))))
-        return json.dumps(policy.decide(Read(task, prompts.marked(prompt, "MESSAGE")[0][1])), ensure_ascii=False)
+            view = Compose(task, json.loads(data[0][1]))
+        else:
+            view = Read(task, prompts.marked(prompt, "MESSAGE")[0][1])
+        return role.reply(role.rule.decide(view))
 
     return answer
 
 
 def _negotiator(prompt: str) -> str:
-    """The schema negotiator's turn: the user's proposal, or its agreement and the finalised document."""
-    negotiation = SchemaNegotiator().decide(NegotiationView(_task(prompt)))
-    proposal, _, agreement = (message.text for message in negotiation.messages)
-    if not prompts.marked(prompt, "MESSAGE"):
-        return _message(proposal)
-    document = negotiation.document
-    return (
-        f"AGREEMENT: {agreement}\nNAME: {document.name}\nDESCRIPTION: {document.description}\n"
-        f"PROTOCOL:\n{document.body}"
-    )
-
-
-def _server_negotiator(prompt: str) -> str:
-    """The schema negotiator's specification, with its schema block."""
-    return SchemaNegotiator().decide(NegotiationView(_task(prompt))).messages[1].text
+    """The schema negotiator's turn after the turns the prompt quotes: the user's proposal, the server's
+    specification, or the user's agreement with the finalised document."""
+    turns = tuple(NegotiationTurn(speaker, text) for speaker, text in prompts.marked(prompt, "MESSAGE"))
+    return NEGOTIATOR.reply(NEGOTIATOR.rule.turn(NegotiationView(_task(prompt)), turns))
 
 
 def _suitability(prompt: str) -> str:
     """The keyword check's choice among the listed candidates (their bodies: what it reads), by hash."""
     listed = prompts.marked(prompt, "PROTOCOL")
     candidates = tuple(ProtocolDocument(body) for _, body in listed)
-    chosen = KeywordSuitability().decide(SuitabilityView(_task(prompt), candidates))
-    return f"PROTOCOL: {prompts.NONE if chosen is None else listed[candidates.index(chosen)][0]}"
+    chosen = SUITABILITY.rule.decide(SuitabilityView(_task(prompt), candidates))
+    return prompts.choice_reply(None if chosen is None else listed[candidates.index(chosen)][0])
 
 
 def _programmer(prompt: str) -> str:
@@ -103,15 +85,14 @@ def _programmer(prompt: str) -> str:
         return prompts.NONE
     side = USER if "You write the user's side" in prompt else SERVER
     tool = None if side == USER else re.search(r"Its one tool is (\w+)\(", prompt).group(1)
-    source = RoutineProgrammer().decide(ProgrammingView(document, side, tool))
-    return prompts.NONE if source is None else f"```python\n{source.rstrip()}\n```"
+    return PROGRAMMER.reply(PROGRAMMER.rule.decide(ProgrammingView(document, side, tool)))
 
 
 _ROLES = {
-    prompts.QUERIER_SYSTEM: _natural_language(TemplateQuerier(), "INPUT"),
-    prompts.RESPONDER_SYSTEM: _natural_language(TemplateResponder(), "OUTPUT"),
+    prompts.QUERIER_SYSTEM: _natural_language(QUERIER, "INPUT"),
+    prompts.RESPONDER_SYSTEM: _natural_language(RESPONDER, "OUTPUT"),
     prompts.NEGOTIATOR_USER_SYSTEM: _negotiator,
-    prompts.NEGOTIATOR_SERVER_SYSTEM: _server_negotiator,
+    prompts.NEGOTIATOR_SERVER_SYSTEM: _negotiator,
     prompts.SUITABILITY_SYSTEM: _suitability,
     prompts.PROGRAMMER_SYSTEM: _programmer,
 }

@@ -98,7 +98,7 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Server:
+class ServerSpec:
     """A server of the demo: its LLM (D.2), its database technology (D.1, a label), tools, tasks, dependencies."""
 
     name: str
@@ -115,7 +115,7 @@ class Server:
 class Catalogue:
     """The servers, by name, in catalogue order, and the notes on what the paper does not say."""
 
-    servers: dict[str, Server]
+    servers: dict[str, ServerSpec]
     notes: tuple[str, ...]
 
     def task(self, server: str, name: str) -> Task:
@@ -204,7 +204,7 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
     """Read and check the catalogue: every error names the server, task, tool or field at fault."""
     data = json.loads(Path(path).read_text())
     fields = {name: _field(name, spec) for name, spec in data["fields"].items()}
-    servers: dict[str, Server] = {}
+    servers: dict[str, ServerSpec] = {}
     for spec in data["servers"]:
         server = _server(spec, fields)
         if server.name in servers:
@@ -252,13 +252,13 @@ def _check_order(fields: list[Field], generators: dict, known: set, where: str) 
         known = known | {field.name}
 
 
-def _server(spec: dict, fields: dict[str, Field]) -> Server:
+def _server(spec: dict, fields: dict[str, Field]) -> ServerSpec:
     name = spec["name"]
     if spec["model"] not in MODELS:
         raise CatalogueError(f"server {name!r}: unknown model {spec['model']!r}; the models are {list(MODELS)}")
     tools = {tool["name"]: _tool(name, tool, fields) for tool in spec["tools"]}
     tasks = {task["name"]: _task(name, task, fields) for task in spec["tasks"]}
-    return Server(
+    return ServerSpec(
         name,
         spec["title"],
         spec["description"],

@@ -13,9 +13,9 @@ from coordkit.rep.protocol import (
     A2AAgent,
     A2AClient,
     MedianConsensus,
+    Multicast,
     REPAgent,
     REPClient,
-    Transport,
     configure_protocol,
     run_consensus,
 )
@@ -26,7 +26,7 @@ class ProtocolNetwork:
     """The transport and the consensus every client of a model shares, and REP's updater settings: the textual
     updater's ``synthesiser``, the numerical updater's step ``eta`` and θ's ``bounds`` (§3.2)."""
 
-    transport: Transport
+    transport: Multicast
     consensus: str | MedianConsensus | None
     synthesiser: Policy
     eta: float

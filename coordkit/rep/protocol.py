@@ -42,7 +42,7 @@ class Message:
     reasoning: str = ""
 
 
-class Transport(Protocol):
+class Multicast(Protocol):
     """Moves messages between neighbours. A message sent in round t is received in round t + 1."""
 
     def register(self, agent_id: Hashable, neighbours: Iterable[Hashable]) -> None: ...
@@ -51,7 +51,7 @@ class Transport(Protocol):
     def deliver(self) -> None: ...
 
 
-class InProcessTransport:
+class NeighbourMulticast:
     """Synchronous multicast to graph neighbours inside one Python process.
 
     ``send`` queues; ``deliver`` (called once per round, after every agent has sent) makes the queued messages
@@ -207,7 +207,7 @@ class REPClient:
         agent: REPAgent,
         agent_id: Hashable,
         neighbours: Iterable[Hashable],
-        transport: Transport,
+        transport: Multicast,
         updater: Updater,
         consensus,
     ):
@@ -275,7 +275,7 @@ class A2AClient:
     protocol = "a2a"
 
     def __init__(
-        self, agent: A2AAgent, agent_id: Hashable, neighbours: Iterable[Hashable], transport: Transport, consensus
+        self, agent: A2AAgent, agent_id: Hashable, neighbours: Iterable[Hashable], transport: Multicast, consensus
     ):
         transport.register(agent_id, neighbours)
         self.agent = agent
@@ -308,7 +308,7 @@ class A2AClient:
         self.round += 1
 
 
-TRANSPORTS: dict[str, Callable[[], Transport]] = {"in_process": InProcessTransport}
+TRANSPORTS: dict[str, Callable[[], Multicast]] = {"in_process": NeighbourMulticast}
 UPDATERS: dict[str, Callable[..., Updater]] = {
     "numerical_grad": NumericalGradUpdater,
     "textual_grad": TextualGradUpdater,
@@ -321,7 +321,7 @@ def configure(
     *,
     agent_id: Hashable,
     neighbours: Iterable[Hashable],
-    transport: str | Transport = "in_process",
+    transport: str | Multicast = "in_process",
     updater: str | Updater = "numerical_grad",
     consensus: str | MedianConsensus | None = None,
     **updater_options,
@@ -347,7 +347,7 @@ def configure_a2a(
     *,
     agent_id: Hashable,
     neighbours: Iterable[Hashable],
-    transport: str | Transport = "in_process",
+    transport: str | Multicast = "in_process",
     consensus: str | MedianConsensus | None = None,
 ) -> A2AClient:
     """Wrap ``agent`` in the A2A baseline client: the same transport and consensus choices as :func:`configure`."""

@@ -21,7 +21,7 @@ from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering, RuleSynthesis
 from coordkit.rep.network import ProtocolNetwork
-from coordkit.rep.protocol import InProcessTransport, Message, consensus_parameter
+from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -197,7 +197,7 @@ class BeerGame(Model):
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
         self.customer_demand = self.brewed = self.delivered = float(self.base_demand)  # the steady state
-        self.transport = InProcessTransport()
+        self.transport = NeighbourMulticast()
         self.rules = GameRules(
             self.stages, self.rounds, self.order_delay, self.shipping_delay, self.holding_cost, self.backlog_cost
         )

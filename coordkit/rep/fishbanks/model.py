@@ -31,7 +31,7 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
 )
 from coordkit.rep.network import ProtocolNetwork
-from coordkit.rep.protocol import InProcessTransport, consensus_parameter
+from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -202,7 +202,7 @@ class Fishbanks(Model):
         )
         self.stock = float(self.initial_stock)
         self.regenerated = self.total_catch = 0.0
-        self.transport = InProcessTransport()
+        self.transport = NeighbourMulticast()
         self.synthesiser = RuleSynthesis() if self.llm is None else synthesis_policy(self.llm, RuleSynthesis())
         self.protocol_network = ProtocolNetwork(
             self.transport, self.consensus, self.synthesiser, eta=0.5, bounds=THETA_BOUNDS

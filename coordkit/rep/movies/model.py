@@ -44,8 +44,8 @@ from coordkit.rep.movies.policies import PRICE, TIME, RangeSynthesis, REPPartici
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
 from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import (
-    InProcessTransport,
     Message,
+    NeighbourMulticast,
     Sensitivity,
     consensus_parameter,
     run_consensus,
@@ -207,7 +207,7 @@ class MovieScheduling(Model):
         self.adjacency = networks.adjacency(n, self.edges)
 
         self.space = Network(networks.to_networkx(n, self.edges), random=self.random, layout=None)
-        self.transport = InProcessTransport()
+        self.transport = NeighbourMulticast()
         self.night = MovieNight(n, self.rounds)
         rule_synthesis = RangeSynthesis(self.price_scale, self.time_scale)
         self.synthesiser = rule_synthesis if self.llm is None else synthesis_policy(self.llm, rule_synthesis)
