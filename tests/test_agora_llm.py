@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coordkit.agora import llm_policies, stand_in
+from coordkit.agora import llm_policies, roles, stand_in
 from coordkit.agora.llm_policies import (
     PURPOSES,
     negotiation_request,
@@ -318,3 +318,20 @@ def test_a_network_whose_llm_answers_nonsense_falls_back_counted_and_still_answe
     frame = model.frame()
     assert frame["correct"].iloc[1:].all() and model.llm_fallbacks == frame["llm_turns"].sum() > 0
     assert sum(model.fallback_reasons.values()) == model.llm_fallbacks
+
+
+@pytest.mark.parametrize("role", [r for r in roles.ROLES if r is not roles.NEGOTIATOR], ids=lambda r: r.name)
+def test_a_roles_reply_writer_is_what_its_parser_reads_back(role):
+    views = {"querier": examples.querier_views, "responder": examples.responder_views}.get(role.name)
+    views = views or {"suitability": examples.suitability_views, "programmer": examples.programming_views}[role.name]
+    parse = role.llm_policy(ScriptedClient([]), role.rule).parse
+    for view in views():
+        decision = role.rule.decide(view)
+        assert parse(role.reply(decision), view) == decision
+
+
+def test_each_negotiation_turns_reply_is_what_the_turn_parser_reads_back():
+    for view in examples.negotiation_views():
+        turns = SchemaNegotiator().decide(view).turns
+        for index, said in enumerate(turns):
+            assert llm_policies.parse_turn(roles.NEGOTIATOR.reply(said), view, turns[:index]) == said
