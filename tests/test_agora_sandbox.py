@@ -6,8 +6,11 @@ below are the sandbox's own limits (the routine's ``timeout_s`` plus the parent'
 ``benchmarks/bench_agora_sandbox.py``'s.
 """
 
+import gc
 import os
+import resource
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -18,7 +21,14 @@ import pytest
 
 from coordkit.agora import routines
 from coordkit.agora.sandbox import _GRACE_S, REASONS, RoutineError, SandboxPool, routine_session, run_routine
-from coordkit.agora.sandbox_worker import SESSION_CALLS
+from coordkit.agora.sandbox_worker import (
+    SESSION_CALLS,
+    _describe_end,
+    check_reply,
+    read_frame,
+    remove_tree,
+    write_frame,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox forks: POSIX only")
 
@@ -138,6 +148,41 @@ THREATS = {
         "forbidden",
     ),
     "native: marshal": ("import marshal\ndef handle(body):\n    return str(marshal.loads(b'\\xe3'))", "forbidden"),
+    # issue 28: the modules a routine may now import reach nothing where they are used
+    "environment: getpass.getuser": ("import getpass\ndef handle(body):\n    return getpass.getuser()", "forbidden"),
+    "network: the host's name": ("import socket\ndef handle(body):\n    return socket.gethostname()", "forbidden"),
+    "network: a name look-up": (
+        "import socket\ndef handle(body):\n    return str(socket.getaddrinfo('example.com', 80))",
+        "forbidden",
+    ),
+    "network: a look-up with no audit event": (
+        "import socket\ndef handle(body):\n    return str(socket.getprotobyname('tcp'))",
+        "forbidden",
+    ),
+    "network: the interfaces": (
+        "import _socket\ndef handle(body):\n    return str(_socket.if_nameindex())",
+        "forbidden",
+    ),
+    "network: a message id (the host's name)": (
+        "import email.utils\ndef handle(body):\n    return email.utils.make_msgid()",
+        "forbidden",
+    ),
+    "native: a fresh copy of _socket": (
+        "import sys\ndel sys.modules['_socket']\nimport _socket\n"
+        "def handle(body):\n    return str(_socket.if_nameindex())",
+        "forbidden",
+    ),
+    "read outside: through zoneinfo's path": (
+        "import zoneinfo\ndef handle(body):\n"
+        "    zoneinfo.reset_tzpath(['/etc'])\n    return str(zoneinfo.ZoneInfo('hostname'))",
+        "forbidden",
+    ),
+    "read outside: pwd stays absent": ("import pwd\ndef handle(body):\n    return str(pwd.getpwuid(0))", "crashed"),
+    "process: a process pool": (
+        "import concurrent.futures\ndef handle(body):\n    return str(concurrent.futures.ProcessPoolExecutor())",
+        "forbidden",
+    ),
+    "open an inherited descriptor": ("def handle(body):\n    return open(0).read()", "forbidden"),
 }
 
 
@@ -728,3 +773,340 @@ def test_a_forked_copy_of_the_kit_cannot_use_the_parents_sessions(pool):
     assert os.waitstatus_to_exitcode(status) == 0
     assert session("parent") == "2 parent"  # the child's close() left it alone
     session.close()
+
+
+# --- no soft edges (issue 28): forged replies, signals, deep trees, the harmless standard library -------------------
+
+FORGERIES = {
+    "a result past the cap": '{"result": "x" * 5_000_000}',
+    "a made-up timeout": '{"reason": "timeout", "message": "SPOOFED"}',
+    "a made-up memory failure": '{"reason": "memory", "message": "SPOOFED"}',
+    "a made-up breach": '{"reason": "forbidden", "message": "the routine tried to SPOOFED, which routines may not do"}',
+    "a crash of made-up words": '{"reason": "crashed", "message": "SPOOFED"}',
+}
+FORGER = """
+import json, os
+
+def handle(body):
+    forged = json.dumps(FORGERY).encode()
+    if body == "framed":
+        forged = len(forged).to_bytes(4, "big") + forged
+    for fd in range(256):  # every descriptor it might hold, the reply pipe among them
+        try:
+            os.write(fd, forged)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("framing", ["bare", "framed"])
+@pytest.mark.parametrize("forgery", FORGERIES)
+@pytest.mark.parametrize("where", ["call", "session"])
+def test_a_routine_cannot_forge_what_the_kit_reads(pool, where, forgery, framing):
+    source = f"FORGERY = {FORGERIES[forgery]}\n{FORGER}"
+    with pytest.raises(RoutineError) as caught:
+        if where == "call":
+            pool.run(source, framing, timeout_s=5.0)
+        else:
+            with pool.session(source, timeout_s=5.0) as session:
+                session(framing)
+    assert caught.value.reason == "crashed", caught.value
+    assert "malformed reply" in caught.value.message
+    assert "SPOOFED" not in str(caught.value)
+    assert pool.run(ECHO, "the worker still answers") == "the worker still answers"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"result": "x" * 1_000_001},
+        {"result": 3},
+        {"result": "x", "reason": "crashed"},
+        {"reason": "lost", "message": "x"},
+        {"reason": "crashed", "message": "x" * 1_001},
+        {"reason": "crashed", "message": None},
+        {"reason": "forbidden", "message": "the routine tried to SPOOFED, which routines may not do"},
+        {"reason": "forbidden", "message": "the routine tried to import a b c, which routines may not do"},
+        {},
+    ],
+)
+def test_the_one_reply_check_refuses_what_no_sender_may_say(reply):
+    assert check_reply(reply) is not None
+    assert check_reply(reply, from_routine=True) is not None
+
+
+@pytest.mark.parametrize(
+    ("reply", "from_a_routine"),
+    [
+        ({"result": "x" * 1_000_000}, True),
+        ({"reason": "crashed", "message": "the routine raised ValueError: no such city"}, True),
+        ({"reason": "forbidden", "message": "the routine tried to import socket.x, which routines may not do"}, True),
+        (
+            {"reason": "forbidden", "message": "the routine tried to read the environment, which routines may not do"},
+            True,
+        ),
+        ({"reason": "timeout", "message": "the routine ran past its 1 s and was stopped"}, False),
+        ({"reason": "memory", "message": "the routine ran out of its 64 MB of memory"}, False),
+        ({"reason": "crashed", "message": "the routine's process was killed by signal SIGKILL"}, False),
+    ],
+)
+def test_the_one_reply_check_lets_each_sender_say_what_it_may(reply, from_a_routine):
+    assert check_reply(reply) is None
+    assert (check_reply(reply, from_routine=True) is None) == from_a_routine
+
+
+@pytest.mark.parametrize("name", ["SIGKILL", "SIGSEGV", "SIGXCPU", "SIGTERM"])
+@pytest.mark.parametrize("where", ["call", "session"])
+def test_a_routine_killed_by_a_signal_is_reported_as_such(pool, where, name):
+    source = f"import signal\ndef handle(body):\n    signal.raise_signal(signal.{name})\n"
+    start = time.monotonic()
+    with pytest.raises(RoutineError) as caught:
+        if where == "call":
+            pool.run(source, "", timeout_s=5.0)
+        else:
+            with pool.session(source, timeout_s=5.0) as session:
+                session("")
+    assert time.monotonic() - start < 5.0  # at once, not at a limit
+    assert caught.value.reason == "crashed", caught.value
+    assert caught.value.message == f"the routine's process was killed by signal {name}"
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # the fork is the test
+def test_the_cpu_limit_is_reported_as_used_up_cpu_time():
+    child = os.fork()
+    if child == 0:  # pragma: no cover - ended by the kernel at its CPU limit
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (1, 1))  # as a routine's: soft = hard, so SIGKILL at the limit
+            while True:
+                pass
+        finally:
+            os._exit(1)
+    _, status, usage = os.wait4(child, 0)
+    assert os.WTERMSIG(status) == signal.SIGKILL
+    assert _describe_end(status, usage.ru_utime + usage.ru_stime, 1, 64) == {
+        "reason": "timeout",
+        "message": "the routine used up its 1 s of CPU time and was stopped",
+    }
+    assert _describe_end(status, 0.0, 1, 64)["message"] == "the routine's process was killed by signal SIGKILL"
+
+
+FRAMES = {  # what a reader may find on a pipe (each under a pipe's 64 KB, written before it is read): what it says
+    "a length past the limit": ((40 << 20).to_bytes(4, "big"), "over"),
+    "half a length": (b"\x00\x00", "cut short"),
+    "half a payload": ((10).to_bytes(4, "big") + b"{}", "cut short"),
+    "a list": ((2).to_bytes(4, "big") + b"[]", "not a JSON object"),
+    "a deep nest": ((50_000).to_bytes(4, "big") + b"[" * 50_000, "nested too deep"),
+    "not JSON": ((3).to_bytes(4, "big") + b"{x}", "Expecting property name"),
+}
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_the_one_frame_reader_names_what_is_wrong(frame):
+    payload, problem = FRAMES[frame]
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, payload)
+        os.close(write_end)
+        write_end = None
+        with pytest.raises(ValueError, match=problem):
+            read_frame(read_end, time.monotonic() + 5)
+    finally:
+        for fd in (read_end, write_end):
+            if fd is not None:
+                os.close(fd)
+
+
+def test_the_one_frame_writer_and_reader_agree_and_keep_time():
+    read_end, write_end = os.pipe()
+    try:
+        message = {"body": "ünïcödé ☂ 𝄞 \udcff lone surrogate", "timeout_s": 0.5, "session": 3}
+        write_frame(write_end, message)
+        assert read_frame(read_end, time.monotonic() + 5) == message
+        start = time.monotonic()
+        with pytest.raises(TimeoutError):
+            read_frame(read_end, time.monotonic() + 0.2)  # nothing comes
+        assert 0.15 < time.monotonic() - start < 2
+        os.close(write_end)
+        write_end = None
+        assert read_frame(read_end) is None  # the end, between frames
+    finally:
+        for fd in (read_end, write_end):
+            if fd is not None:
+                os.close(fd)
+
+
+def make_hostile_tree(root: Path, outside: Path) -> None:
+    """Under ``root``: 1,500 nested folders of 100-character names (a path far past PATH_MAX, made through
+    descriptors), a locked folder with a locked file, a fifo, a name that is not UTF-8, and links to ``outside``."""
+    folder = os.open(root, os.O_RDONLY)
+    for _ in range(1500):
+        os.mkdir("d" * 100, dir_fd=folder)
+        inner = os.open("d" * 100, os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    os.close(folder)
+    (root / "locked").mkdir()
+    (root / "locked" / "secret.txt").write_text("x")
+    (root / "locked" / "secret.txt").chmod(0)
+    (root / "locked").chmod(0)
+    os.mkfifo(root / "fifo")
+    os.mkdir(os.fsencode(root) + b"/\xff\xfe not utf-8")
+    (root / "link to a folder outside").symlink_to(outside, target_is_directory=True)
+    (root / "link to a file outside").symlink_to(outside / "keep.txt")
+
+
+def test_remove_tree_removes_any_tree_without_recursion_and_follows_no_link(tmp_path):
+    root, outside = tmp_path / "workdir", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    make_hostile_tree(root, outside)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # far below the tree's depth
+    try:
+        remove_tree(str(root))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert not root.exists()
+    assert (outside / "keep.txt").read_text() == "kept"
+    with pytest.raises(FileNotFoundError):
+        remove_tree(str(root))
+
+
+NEST = """
+import os
+
+def handle(body):
+    path = body
+    for _ in range(1500):
+        os.mkdir(path)
+        path += "/d"
+    os.mkdir(body + "-locked")
+    open(body + "-locked/file.txt", "w").close()
+    os.chmod(body + "-locked/file.txt", 0)
+    os.chmod(body + "-locked", 0)
+    return "nested"
+"""
+
+
+def test_a_deep_tree_in_a_routines_directory_goes_and_close_raises_nothing(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    single = SandboxPool(1)
+    assert single.run(NEST, "call", timeout_s=20.0) == "nested"
+    directory = Path(single._workers[0].directory)
+    assert sorted(path.name for path in directory.iterdir()) == []  # the call's directory went after the call
+    with single.session(NEST, timeout_s=20.0) as session:
+        assert session("session") == "nested"
+        (workdir,) = directory.iterdir()  # the session's, which lives while its process does
+        (workdir / "a link out").symlink_to(outside, target_is_directory=True)  # as if a routine could make one
+        single.close()  # raises nothing
+    assert not directory.exists()
+    assert (outside / "keep.txt").read_text() == "kept"
+
+
+def test_a_pool_dropped_without_close_ends_its_workers_and_removes_their_folders():
+    dropped = SandboxPool(1)
+    assert dropped.run(ECHO, "x") == "x"
+    process, directory = dropped._workers[0].process, dropped._workers[0].directory
+    del dropped
+    gc.collect()
+    assert process.poll() is not None
+    assert not os.path.exists(directory)
+
+
+def test_run_routine_leaves_no_folder_and_prints_nothing_when_the_kit_exits(tmp_path):
+    script = f"""
+from coordkit.agora.sandbox import default_pool, run_routine
+print(run_routine({NEST!r}, "deep", timeout_s=20.0))
+print(default_pool()._workers[0].directory)
+"""
+    finished = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False
+    )
+    answer, directory = finished.stdout.split()
+    assert (answer, finished.stderr, finished.returncode) == ("nested", "", 0)
+    assert not os.path.exists(directory)
+
+
+HARMLESS = """
+import bisect, collections, dataclasses, datetime, decimal, difflib, email.message, fractions, getpass, heapq
+import itertools, json, math, re, statistics, string, textwrap, unicodedata, zoneinfo
+
+@dataclasses.dataclass
+class Reading:
+    city: str
+    celsius: float
+
+def handle(body):
+    readings = [Reading(city, float(t)) for city, t in re.findall(r"(\\w+)=(-?\\d+)", body)]
+    message = email.message.EmailMessage()
+    message["Subject"] = "forecast"
+    message.set_content(textwrap.fill(" ".join(r.city for r in readings), 20))
+    noon = datetime.datetime(2024, 9, 27, 12, tzinfo=zoneinfo.ZoneInfo("UTC"))
+    ordered = sorted(r.celsius for r in readings)
+    return json.dumps({
+        "getpass": getpass.__name__,
+        "mean": statistics.mean(ordered),
+        "median": str(fractions.Fraction(statistics.median(ordered)).limit_denominator()),
+        "sum": str(decimal.Decimal("0.1") * len(readings)),
+        "hypot": math.hypot(*ordered[:2]),
+        "pairs": len(list(itertools.combinations(ordered, 2))),
+        "counts": collections.Counter(r.city[0] for r in readings).most_common(1),
+        "rank": bisect.bisect(ordered, 12.0),
+        "coldest": heapq.nsmallest(1, ordered),
+        "letters": string.ascii_lowercase[:3],
+        "name": unicodedata.name("\\u2602"),
+        "close": difflib.get_close_matches("Londn", [r.city for r in readings]),
+        "subject": message["Subject"],
+        "noon": noon.isoformat(),
+    })
+"""
+
+
+def test_routines_may_use_the_harmless_standard_library(pool):
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo("UTC")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("this machine has no time zone database")
+    body = "London=11 Paris=14 Rome=19 Oslo=-2"
+    namespace = {}
+    exec(HARMLESS, namespace)  # the same source in the kit's own process, trusted here: the expected answer
+    expected = namespace["handle"](body)
+    assert pool.run(HARMLESS, body) == expected
+    with pool.session(HARMLESS) as session:
+        assert session(body) == session(body) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import socket; socket.socket()",
+        "import subprocess",
+        "import os; os.environ.get('OPENAI_API_KEY')",
+        "import urllib.request; urllib.request.urlopen('http://example.com')",
+        "import ctypes",
+    ],
+)
+def test_what_reaches_out_stays_refused(pool, line):
+    refused(pool, f"def handle(body):\n    {line}\n    return 'reached out'", "forbidden")
+
+
+def test_the_pool_works_when_the_kit_holds_over_1024_descriptors():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may not open 1,200 files (hard limit {hard})")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if soft != resource.RLIM_INFINITY else soft, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # as the HTTP servers' connections may be
+    try:
+        with SandboxPool(1) as crowded, crowded.session(ECHO) as session:
+            assert crowded.run(ECHO, "call") == "call"
+            assert session("session") == "session"
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -16,34 +16,51 @@ routine that tries to:
   whole worker, children included, if the worker itself stops answering. ``RLIMIT_CPU`` is the backstop:
   ``timeout_s`` rounded up plus 1 second for a call's process, and ``SESSION_CALLS`` (100) times that for a
   session's, which the worker replaces after that many calls, so that no call is stopped for the CPU time earlier
-  calls spent. A session's process may not start threads, which would run between its calls, outside any call's time;
+  calls spent. A session's process may not start threads, which would run between its calls, outside any call's time.
+  The report names what stopped it: the wall time, or the CPU limit (read from the CPU time the process used, so that
+  a routine that kills itself is reported as killed by its signal, "killed by signal SIGKILL");
 - exhaust memory: ``RLIMIT_AS`` caps its address space at the interpreter's own plus ``memory_mb`` (a session's: all
   its calls together);
 - read secrets: the process starts with an empty environment (no API key), and reading ``os.environ``,
-  ``os.getenv`` or ``/proc/self/environ`` is a breach;
+  ``os.getenv`` or ``/proc/self/environ`` is a breach, but for the variables the standard library reads to
+  configure itself (``PYTHONTZPATH``, ``LANG``, ...), which read as unset, as they are;
 - read or write files outside its fresh working directory (removed after the call, or with the session's process):
-  refused, except read-only access to the standard library's files so that a routine may ``import statistics``;
+  refused, except read-only access to the standard library's files, so that a routine may ``import statistics``, and
+  to the time zone database, so that it may use ``zoneinfo``;
   ``RLIMIT_FSIZE`` bounds each file it writes inside and ``RLIMIT_NOFILE`` the files it holds open; links cannot be
   made, nor the directory left;
-- reach the network: sockets (and every module built on them) are refused, and on Linux the worker sits in new user
+- reach the network: sockets are refused where they are used (``socket()``, ``connect``, name look-ups; the few
+  functions that read system files or interfaces with no audit event are removed), so that the modules built on
+  them (``email``, ``http.client``) import but reach nothing, and on Linux the worker sits in new user
   and network namespaces: no interface but a down loopback, so that even native code finds no network, and no
   capability over the machine, so that even root cannot raise a hard limit;
 - start processes: ``fork``, ``exec*``, ``system``, ``posix_spawn`` and ``subprocess`` are refused (``RLIMIT_NPROC``
   is set too, but Linux does not enforce it for root, so for root the refusal alone stands);
 - load native code: ``ctypes``, ``dlopen`` and every C extension module outside a short list of pure-computation
   standard ones (``math``, ``_json``, ``_datetime``, ...) are refused, and so are code objects built from bytes
-  (``marshal``, ``CodeType``), the usual door to memory corruption; ``pwd`` and ``grp``, which read system files
-  in C, are merely absent (an ImportError), since the standard library probes for them;
+  (``marshal``, ``CodeType``), the usual door to memory corruption; ``pwd``, ``grp``, ``termios``, ``fcntl`` and
+  ``ssl``, which reach system files, terminals or the network in C, are merely absent (an ImportError), since the
+  standard library probes for them. The worker's table (``sandbox_worker``) says why each module a routine may use
+  cannot reach the outside;
+- forge its answer: a routine holds one descriptor the worker reads (its reply pipe) and none the kit reads. The
+  worker reads that pipe as untrusted: every frame on it is checked (its shape, the cap of ``MAX_TEXT_CHARS`` on a
+  result, a reason the routine's own code can cause: never a timeout, memory or a death, which the worker finds out
+  from its clock and the process's wait status, and a breach only as the guard names it), and the kit checks the
+  worker's replies the same way;
 - tamper with the guard or with later calls: the guard is an audit hook (PEP 578), which cannot be removed, binds
   everything it uses when installed (monkeypatching ``os`` or ``builtins`` cannot fool it), and refuses the ways to
   reach it (``gc`` object walks, tracing and monitoring, new audit hooks, signal handlers, new resource limits, fresh
-  copies of built-in modules). A ``run_routine`` call runs in a process forked for it alone, so nothing a routine
-  changes outlives its call. A session's calls share its process, so what its routine changes (its globals, the
-  modules it patches, the files in its directory) outlives a call and lasts as long as that process: until a call
-  fails, the worker evicts it or it has served ``SESSION_CALLS`` calls, or the session is closed; then the next call
-  forks a fresh one. It never outlives its session and never reaches another: sessions never share a process, and
-  a routine's process holds no descriptor but its own pipes to the worker (none of the worker's, none of another
-  session's).
+  copies of built-in modules and of the extension modules the worker loaded). A ``run_routine`` call runs in a process
+  forked for it alone, so nothing a routine changes outlives its call. A session's calls share its process, so what its
+  routine changes (its globals, the modules it patches, the files in its directory) outlives a call and lasts as long as
+  that process: until a call fails, the worker evicts it or it has served ``SESSION_CALLS`` calls, or the session is
+  closed; then the next call forks a fresh one. It never outlives its session and never reaches another: sessions never
+  share a process, and a routine's process holds no descriptor but its own pipes to the worker (none of the worker's,
+  none of another session's);
+- litter the machine: its directory goes after its call (or with its session's process) however deep the tree it
+  built, whatever modes it gave its folders, following no link it holds; the worker's folder
+  (``coordkit-routines-*`` in the temporary directory) goes with the worker: when the pool closes or is
+  garbage-collected, or the kit exits.
 
 A breach ends the process at once (a routine cannot catch it) and raises ``RoutineError("forbidden")``, whose
 message names what was tried ("read the environment"), never what was read. In a session, so does every other
@@ -53,28 +70,30 @@ What is not defended: audit hooks are not a security boundary (PEP 578 says so);
 interpreter or in an allowed C module would run native code, and then only the operating system's layers hold (a
 separate process, resource limits, an empty environment, the network namespace), not the file and process rules. A
 routine can still read file metadata (``os.stat``) anywhere, spend its time and memory budget, and read the clock or
-``os.urandom`` (so a routine that does is not deterministic by its own doing). In a session, a routine can garble its
-own later replies (it holds its reply pipe), and the files it writes pile up in its directory for up to
-``SESSION_CALLS`` calls (``RLIMIT_FSIZE`` bounds each, time alone their number). Where ``os.unshare`` is missing (macOS)
-or not permitted, the audit hook alone keeps the network out; macOS does not enforce ``RLIMIT_AS`` either. For
-hostile code at scale, run the kit inside a container or a seccomp jail as well.
+``os.urandom`` (so a routine that does is not deterministic by its own doing). On its reply pipe a routine can write a
+reply it could have given honestly (a result, a failure of its own code, a breach it could have made), in a session even
+ahead of the body it answers, so that its process computes between calls, within its CPU limit; and in a session the
+files it writes pile up in its directory for up to ``SESSION_CALLS`` calls (``RLIMIT_FSIZE`` bounds each, time alone
+their number). Where ``os.unshare`` is missing (macOS) or not permitted, the audit hook alone keeps the network out;
+macOS does not enforce ``RLIMIT_AS`` either. For hostile code at scale, run the kit inside a container or a seccomp jail
+as well.
 
-Design, standard library only. A pool of warm workers: each is a clean interpreter (``-s -S -B -P``, which is ``-I``
-but for ``-E``: the environment it gets holds only ``PYTHONHASHSEED=0``, for determinism, and is cleared at start)
-with the usual standard modules imported, that enters the namespaces once and then serves calls over a pipe
-(length-prefixed JSON). For each call it forks a child (a few milliseconds in all), which takes a fresh directory,
-sets its limits, installs the hook, runs the routine and writes one JSON reply; the worker enforces the wall clock
-and reports. The routine never runs in the worker, so breaches, crashes and timeouts discard the child only; a worker
-that stops answering is killed and replaced. A session is pinned to one worker (the one with the fewest sessions
-when it opened), whose requests carry the session's key: the worker forks the session's child on its first call
-(confined as a call's, its routine compiled once), then passes it each body over the child's own pipes, a fraction
-of a millisecond a call, with the wall clock enforced per call; it keeps at most ``sessions_per_worker`` (128) such
-children, evicting the least recently used. Threads share the pool: a worker serves one call at a time, so two
-sessions on different workers run side by side, and a session's calls take turns. Determinism: every child starts
-from the same state (a fixed hash seed, ``random`` seeded with 0, the same modules, an empty directory), so a
-routine's output depends on its source and body only, and a session's on its source and the bodies since its process
-started: on the sequence of its bodies alone while no eviction replaces its process (at most ``sessions_per_worker``
-sessions open on a worker), and on each body alone for a routine that keeps no state (the kit's contract,
+Design, standard library only. A pool of warm workers: each is a clean interpreter (``-s -S -B -P``, which is ``-I`` but
+for ``-E``: the environment it gets holds only ``PYTHONHASHSEED=0``, for determinism, and is cleared at start) with the
+usual standard modules imported, that enters the namespaces once and then serves calls over a pipe (length-prefixed
+JSON). For each call it forks a child (a few milliseconds in all), which takes a fresh directory, sets its limits,
+installs the hook, runs the routine and writes one reply (a frame, as on every pipe); the worker enforces the wall
+clock, checks the reply and reports. The routine never runs in the worker, so breaches, crashes and timeouts discard the
+child only; a worker that stops answering is killed and replaced. A session is pinned to one worker (the one with the
+fewest sessions when it opened), whose requests carry the session's key: the worker forks the session's child on its
+first call (confined as a call's, its routine compiled once), then passes it each body over the child's own pipes, a
+fraction of a millisecond a call, with the wall clock enforced per call; it keeps at most ``sessions_per_worker`` (128)
+such children, evicting the least recently used. Threads share the pool: a worker serves one call at a time, so two
+sessions on different workers run side by side, and a session's calls take turns. Determinism: every child starts from
+the same state (a fixed hash seed, ``random`` seeded with 0, the same modules, an empty directory), so a routine's
+output depends on its source and body only, and a session's on its source and the bodies since its process started: on
+the sequence of its bodies alone while no eviction replaces its process (at most ``sessions_per_worker`` sessions open
+on a worker), and on each body alone for a routine that keeps no state (the kit's contract,
 :mod:`~coordkit.agora.routines`). POSIX only (it forks). The worker is :mod:`coordkit.agora.sandbox_worker`, run as a
 script.
 """
@@ -88,10 +107,18 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 
 from coordkit.agora import sandbox_worker
-from coordkit.agora.sandbox_worker import MAX_TEXT_CHARS, REASONS, read_frame, write_frame
+from coordkit.agora.sandbox_worker import (
+    MAX_TEXT_CHARS,
+    REASONS,  # noqa: F401  (a RoutineError's reasons, imported from here)
+    check_reply,
+    read_frame,
+    remove_tree,
+    write_frame,
+)
 
 DEFAULT_TIMEOUT_S = 1.0
 DEFAULT_MEMORY_MB = 64
@@ -120,20 +147,26 @@ class RoutineError(Exception):
 
 class _Worker:
     """One warm worker process, spoken to over its stdin and stdout; it keeps at most ``max_sessions`` session
-    children."""
+    children. Its folder goes with it: when it is closed or killed, garbage-collected, or the kit exits."""
 
     def __init__(self, max_sessions: int):
         self.directory = tempfile.mkdtemp(prefix="coordkit-routines-")
-        self.process = subprocess.Popen(
-            [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, self.directory, str(max_sessions)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={"PYTHONHASHSEED": "0"},
-            cwd=self.directory,
-            bufsize=0,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, self.directory, str(max_sessions)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={"PYTHONHASHSEED": "0"},
+                cwd=self.directory,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except BaseException:
+            remove_tree(self.directory)
+            raise
+        self._owner = os.getpid()
+        self._finalizer = weakref.finalize(self, _stop_worker, self.process, self.directory, self._owner, gently=True)
         try:
             hello = read_frame(self.process.stdout.fileno(), time.monotonic() + _START_TIMEOUT_S)
         except (TimeoutError, ValueError, OSError):
@@ -144,36 +177,49 @@ class _Worker:
         self.network_namespace = bool(hello.get("network_namespace"))
 
     def call(self, request: dict, deadline: float) -> dict | None:
-        """The worker's reply; None if it died; TimeoutError past ``deadline``."""
+        """The worker's reply; None if it died; TimeoutError past ``deadline``, ValueError for a malformed frame."""
         write_frame(self.process.stdin.fileno(), request)
         return read_frame(self.process.stdout.fileno(), deadline)
 
     def kill(self) -> None:
         """Kill the worker and, with it, its children (they share its process group, which a routine cannot leave)."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self._reap()
+        self._stop(gently=False)
 
     def close(self) -> None:
         """Ask the worker to exit (end of its input; it ends its session children), killing it if it does not
         within a second."""
+        self._stop(gently=True)
+
+    def _stop(self, *, gently: bool) -> None:
+        if self._finalizer.detach() is not None:  # not stopped yet
+            _stop_worker(self.process, self.directory, self._owner, gently=gently)
+
+
+def _stop_worker(process: subprocess.Popen, directory: str, owner: int, *, gently: bool) -> None:
+    """Stop a worker, asked to exit or killed with its children, and remove its folder: in the process that started
+    it only (a forked copy of the kit leaves the original's workers alone)."""
+    if os.getpid() != owner:
+        return
+    if gently:
         try:
-            self.process.stdin.close()
-            self.process.wait(timeout=1)
-        except Exception:
-            self.kill()
-        else:
-            self._reap()
-
-    def _reap(self) -> None:
-        import shutil
-
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            stream.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+            process.stdin.close()
+            process.wait(timeout=1)
+        except (OSError, subprocess.TimeoutExpired):
+            gently = False
+    if not gently:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+    for stream in (process.stdin, process.stdout):
+        stream.close()
+    try:
+        remove_tree(directory)
+    except FileNotFoundError:
+        pass  # the worker removed it as it exited
+    except OSError as error:
+        warnings.warn(f"the routine sandbox could not remove {directory} ({error}); remove it by hand", stacklevel=2)
 
 
 class SandboxPool:
@@ -407,13 +453,16 @@ def _check_call(source: object, body: object, timeout_s: object, memory_mb: obje
         raise ValueError(f"memory_mb is a whole number of megabytes in [1, {MAX_MEMORY_MB}], not {memory_mb!r}")
 
 
-def _answer(reply: object) -> str:
-    """The routine's result from a worker's reply, or the ``RoutineError`` the reply describes."""
-    if isinstance(reply, dict) and type(reply.get("result")) is str:
+def _answer(reply: dict | None) -> str:
+    """The routine's result from a worker's reply (None: it died), or the ``RoutineError`` the reply describes."""
+    if reply is None:
+        raise RoutineError("crashed", "the sandbox's worker process died or sent a malformed frame")
+    problem = check_reply(reply)
+    if problem is not None:
+        raise RoutineError("crashed", f"the sandbox's worker process sent a malformed reply: {problem}")
+    if "result" in reply:
         return reply["result"]
-    if isinstance(reply, dict) and reply.get("reason") in REASONS and isinstance(reply.get("message"), str):
-        raise RoutineError(reply["reason"], reply["message"])
-    raise RoutineError("crashed", "the sandbox's worker process died or sent a malformed reply")
+    raise RoutineError(reply["reason"], reply["message"])
 
 
 _default_pool: SandboxPool | None = None

@@ -1,56 +1,91 @@
 """The sandbox's worker process; :mod:`coordkit.agora.sandbox` gives the threat model and the design.
 
-The pool runs this file as a script with ``-P``, so it cannot import the kit: it holds everything a worker needs,
-the rules its audit hook enforces, and the framing both sides speak (a 4-byte big-endian length, then UTF-8 JSON),
-which the pool imports from here.
+The pool runs this file as a script with ``-P``, so it cannot import the kit: it holds everything a worker needs, the
+rules its audit hook enforces, and what the pool imports from here: the one frame format every pipe carries (a 4-byte
+big-endian length, then a JSON object in ASCII; :func:`write_frame`, :func:`read_frame`), the one check of a reply
+(:func:`check_reply`) and the removal of a folder tree (:func:`remove_tree`).
 
 A worker serves three requests: a call (``source``, ``body``, limits: a child forked for it alone), a session call
 (the same with a ``session`` key: the session's own child, forked on its first call, serves it) and ``close`` (a
-session's child ends). A session's child speaks to the worker over two pipes of its own: bodies in (a 4-byte length,
-then UTF-8 with lone surrogates kept), replies out (a 4-byte length, then the reply's JSON).
+session's child ends). Each child answers on a pipe of its own, which the worker reads as untrusted: a routine holds
+that pipe and may write anything on it, so every frame read from it passes :func:`check_reply` (a routine's process
+may report a result within the cap, a failure of its own code, or a breach the guard names; never a timeout, which the
+worker finds out itself), and how a child ended is read from its wait status and CPU time, not from its words. A
+session's child reads its bodies, frames too, from a second pipe.
 """
 
 import json
 import math
 import os
+import re
 import select
 import signal
-import struct
 import sys
 import time
 
 REASONS = ("timeout", "memory", "forbidden", "crashed", "bad_return", "syntax")  # why a routine gave no answer
 MAX_TEXT_CHARS = 1_000_000  # of a source, a body or a result
+MAX_MESSAGE_CHARS = 1_000  # of a failure's message
 MAX_FILE_BYTES = 16 << 20
 MAX_OPEN_FILES = 64
 SESSION_CALLS = 100  # calls a session's child serves before the worker ends it and the next call forks a fresh one
-_MAX_FRAME = 32 * MAX_TEXT_CHARS  # JSON escapes take up to 12 bytes a character
+_MAX_FRAME = 32 * MAX_TEXT_CHARS  # a request: a source and a body, at up to 12 bytes a character in ASCII JSON
+_MAX_REPLY_FRAME = 12 * MAX_TEXT_CHARS + 4096  # a reply: a result at the cap, or a failure
 _EXIT_FORBIDDEN, _EXIT_MEMORY = 97, 98
+_CPU_SLACK_S = 0.5  # a child stopped at its CPU limit may show up to a few tenths of a second less in its rusage
 
 
 # Imported by every worker once, so that calls need not; routines may import any other standard module in Python.
 _PRELOAD = (
-    "base64 bisect collections copy csv dataclasses datetime decimal enum errno fractions functools gc hashlib heapq "
-    "itertools json locale math operator random re statistics string textwrap time typing unicodedata urllib.parse"
+    "atexit _symtable _tracemalloc base64 bisect collections copy csv dataclasses datetime decimal enum errno "
+    "fractions functools gc hashlib heapq itertools json locale math operator random re socket statistics string "
+    "textwrap time typing unicodedata urllib.parse zoneinfo"
 ).split()
-# C extension modules a routine may load: computation only, no files, processes, sockets or foreign code.
+# C extension modules a routine may load: computation only, no files, processes, sockets or foreign code (``_socket``
+# and ``select``: see below).
 _ALLOWED_EXTENSIONS = frozenset(
     "_bisect _blake2 _bz2 _contextvars _csv _datetime _decimal _elementtree _hashlib _heapq _json _lzma _md5 "
-    "_multibytecodec _opcode _pickle _queue _random _sha1 _sha2 _sha3 _statistics _struct _zoneinfo array "
-    "binascii cmath math pyexpat unicodedata zlib _codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp _codecs_kr "
-    "_codecs_tw".split()
+    "_multibytecodec _opcode _pickle _queue _random _sha1 _sha2 _sha3 _socket _statistics _struct _zoneinfo array "
+    "audioop binascii cmath math pyexpat select unicodedata zlib _codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp "
+    "_codecs_kr _codecs_tw".split()
 )
+# What routines may use since issue 28, each unable to reach the outside:
+#   socket, _socket     imported only (by email.*, http.client, urllib.request, logging.handlers): every way out,
+#                       socket(), connect, getaddrinfo, gethostname..., raises a socket.* audit event, refused below;
+#                       the functions that read system files or interfaces in C with no event are removed
+#                       (_REMOVED_SOCKET), and a fresh copy of a module the worker loaded is refused
+#   select, selectors   wait on descriptors the routine holds already
+#   concurrent.futures  threads; its process pool imports multiprocessing, still refused
+#   atexit              registers functions for an exit a routine's process never reaches (it ends with _exit);
+#                       logging imports it
+#   symtable            the compiler's symbol tables of source the routine gives it
+#   tracemalloc         traces the routine's own allocations
+#   audioop             arithmetic on bytes
+#   zoneinfo            reads the time zone database (the TZPATH folders: public data), read-only
+#   getpass, mailbox,   import with termios, fcntl and ssl absent (an ImportError, below), as those modules allow;
+#   http.client, ...    getpass.getuser() and os.path.expanduser() still read the environment (LOGNAME, USER, HOME):
+#                       refused, as who runs the kit and where is not the routine's business (and pwd is absent)
+#   the environment     the variables the standard library reads to configure itself read as unset (they are: the
+#                       environment is empty), so that zoneinfo, sysconfig, gettext, xml.sax or pydoc import; any
+#                       other read is still a breach (_SealedEnvironment)
 # Modules whose import alone is a breach (their top-level name), including built-in ones, and a second copy of the
 # interpreter's own ``posix`` and ``_imp`` (a fresh ``posix`` would bring back the functions the child removes).
 _DENIED_MODULES = frozenset(
-    "_posixsubprocess subprocess _socket socket _ssl ssl _ctypes ctypes _multiprocessing multiprocessing "
-    "concurrent asyncio _asyncio _posixshmem _crypt crypt fcntl termios tty pty mmap "
+    "_posixsubprocess subprocess _ctypes ctypes _multiprocessing multiprocessing "
+    "asyncio _asyncio _posixshmem _crypt crypt tty pty mmap "
     "_xxsubinterpreters _xxinterpchannels _interpreters _testcapi _testinternalcapi _testmultiphase "
     "_testsinglephase _ctypes_test _sqlite3 sqlite3 _dbm _gdbm readline _curses _curses_panel _tkinter syslog "
     "ossaudiodev _imp posix".split()
 )
-# Modules the standard library probes for (``try: import pwd``), which reach system files or daemons in C: absent.
-_UNAVAILABLE_MODULES = frozenset("pwd grp spwd nis _uuid".split())
+# Modules the standard library probes for (``try: import pwd``), which reach system files, terminals, daemons or the
+# network in C: absent.
+_UNAVAILABLE_MODULES = frozenset("pwd grp spwd nis _uuid termios fcntl ssl _ssl".split())
+# The variables the standard library reads to configure itself (zoneinfo, sysconfig, gettext, locale, xml.sax,
+# pydoc, shutil.get_terminal_size), which read as unset.
+_UNSET_VARIABLES = frozenset(
+    "PYTHONTZPATH PYTHONUSERBASE PYTHONDOCS _PYTHON_PROJECT_BASE _PYTHON_SYSCONFIGDATA_NAME _PYTHON_HOST_PLATFORM "
+    "LANG LANGUAGE LC_ALL LC_CTYPE LC_MESSAGES PY_SAX_PARSER COLUMNS LINES".split()
+)
 # Audit events refused outright, by prefix, with what the routine tried to do.
 _DENIED_EVENTS = (
     ("socket.", "open a socket"),
@@ -107,12 +142,14 @@ _DENIED_EVENTS = (
 )
 # Functions the audit hook cannot see, removed from the child's ``posix`` and ``_signal`` (and ``os``, ``signal``):
 # files made anywhere, other processes signalled or reprioritised, the session left, ids changed, signal handlers
-# installed (Python code run by a signal could interrupt the hook before it ends the process).
+# installed (Python code run by a signal could interrupt the hook before it ends the process); and from ``_socket``
+# (and ``socket``): system files and network interfaces read in C.
 _REMOVED_POSIX = (
     "mkfifo mknod pidfd_open setpriority sched_setaffinity sched_setscheduler sched_setparam setpgid setpgrp setsid "
     "setuid seteuid setreuid setresuid setgid setegid setregid setresgid setgroups initgroups tcsetpgrp"
 ).split()
 _REMOVED_SIGNAL = ("signal", "pidfd_send_signal")
+_REMOVED_SOCKET = ("getprotobyname", "if_nameindex", "if_nametoindex", "if_indextoname")
 # Audit events that name paths: (event, indices of the path arguments, whether they write).
 _PATH_EVENTS = {
     "os.listdir": ((0,), False),
@@ -139,43 +176,198 @@ _PATH_EVENTS = {
     "shutil.make_archive": ((0,), True),
     "shutil.unpack_archive": ((0, 1), True),
 }
+# A breach's message, and what the guard may say a routine tried besides _DENIED_EVENTS' (or one of
+# _NAMED_ATTEMPTS): the worker believes no other breach report from a routine's process.
+_BREACH = "the routine tried to {}, which routines may not do"
+_ATTEMPTS = frozenset(what for _, what in _DENIED_EVENTS) | {
+    "read outside its working directory",
+    "write outside its working directory",
+    "use a path that is not a str",
+    "open an inherited file descriptor",
+    "open a directory outside its working directory",
+    "import a module by a name that is not a str",
+    "start a thread, which would run between its session's calls",
+    "call a removed function",
+    "do something forbidden",
+}
+_NAMED_ATTEMPTS = re.compile(
+    r"(?:import|call|load a fresh copy of) \S{1,200}|load native code \(\S{1,200}\)"
+    r"|raise the audit event \S{1,200} in a way the sandbox could not check"
+)
+# How each failure's message begins in a reply from a routine's own process: its own code's failures and breaches.
+# Timeouts, memory and deaths the worker finds out itself, so that a routine cannot claim one.
+_ROUTINE_MESSAGES = {
+    "syntax": ("the routine does not compile: ", "the routine defines no handle(body) function"),
+    "crashed": ("the routine raised ",),
+    "bad_return": ("handle(body) returned ",),
+    "forbidden": ("the routine tried to ",),
+}
 
 
-# --- framing: a 4-byte big-endian length, then UTF-8 JSON (both sides) ------------------------------------------
+# --- frames: a 4-byte big-endian length, then a JSON object in ASCII (every pipe, both ways) ------------------------
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # bound now: a routine may replace json's functions
+_decode = json.JSONDecoder().decode
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
-    """``size`` bytes from ``fd``; None at end of file; TimeoutError past ``deadline`` (a ``time.monotonic`` time)."""
+def write_frame(fd: int, message: dict, deadline: float | None = None) -> None:
+    """Write ``message`` to ``fd`` as one frame; TimeoutError if a non-blocking ``fd`` has not taken it all by
+    ``deadline`` (a ``time.monotonic`` time)."""
+    payload = _encode(message).encode()
+    view = memoryview(len(payload).to_bytes(4, "big") + payload)
+    while view:
+        if deadline is not None and not _ready(fd, deadline, select.POLLOUT):
+            raise TimeoutError
+        view = view[os.write(fd, view) :]
+
+
+def read_frame(fd: int, deadline: float | None = None, limit: int = _MAX_FRAME) -> dict | None:
+    """The message of the next frame on ``fd``; None if ``fd`` ends before a frame starts. ValueError for a frame
+    cut short, longer than ``limit`` bytes, or not a JSON object; TimeoutError past ``deadline``."""
+    header = _read_exactly(fd, 4, deadline)
+    if not header:
+        return None
+    if len(header) < 4:
+        raise ValueError("a frame cut short")
+    size = int.from_bytes(header, "big")
+    if size > limit:
+        raise ValueError(f"a frame of {size:,} bytes, over {limit:,}")
+    payload = _read_exactly(fd, size, deadline)
+    if len(payload) < size:
+        raise ValueError("a frame cut short")
+    try:
+        message = _decode(payload.decode())
+    except RecursionError:
+        raise ValueError("a frame nested too deep") from None
+    if not isinstance(message, dict):
+        raise ValueError("a frame that is not a JSON object")
+    return message
+
+
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+    """``size`` bytes from ``fd``, fewer if it ends first; TimeoutError past ``deadline``."""
     chunks, missing = [], size
     while missing:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError
+        if deadline is not None and not _ready(fd, deadline, select.POLLIN):
+            raise TimeoutError
         chunk = os.read(fd, min(missing, 1 << 20))
         if not chunk:
-            return None
+            break
         chunks.append(chunk)
         missing -= len(chunk)
     return b"".join(chunks)
 
 
-def read_frame(fd: int, deadline: float | None = None) -> dict | None:
-    header = _read_exactly(fd, 4, deadline)
-    if header is None:
+def _ready(fd: int, deadline: float, event: int) -> bool:
+    """Whether ``fd`` is ready for ``event`` (or has ended) before ``deadline``. poll, not select: the kit's own
+    descriptors may number past select's 1,024."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return False
+    poller = select.poll()
+    poller.register(fd, event)
+    return bool(poller.poll(math.ceil(remaining * 1000)))
+
+
+# --- replies -----------------------------------------------------------------------------------------------------
+
+
+def check_reply(reply: dict, *, from_routine: bool = False) -> str | None:
+    """What is wrong with ``reply``, or None if nothing: a reply is ``{"result": text}``, at most ``MAX_TEXT_CHARS``
+    characters, or ``{"reason": one of REASONS, "message": text}``, at most ``MAX_MESSAGE_CHARS``, a breach's naming
+    an attempt the guard refuses. One ``from_routine`` (written by a routine's own process, which the routine may
+    have forged) may give only the reasons of its own code, their messages beginning as the child's do."""
+    if reply.keys() == {"result"}:
+        result = reply["result"]
+        if type(result) is not str:
+            return f"a result that is a {type(result).__name__}, not a str"
+        if len(result) > MAX_TEXT_CHARS:
+            return f"a result of {len(result):,} characters, over {MAX_TEXT_CHARS:,}"
         return None
-    (size,) = struct.unpack(">I", header)
-    if size > _MAX_FRAME:
-        raise ValueError(f"a frame of {size} bytes")
-    payload = _read_exactly(fd, size, deadline)
-    return None if payload is None else json.loads(payload)
+    if reply.keys() != {"reason", "message"}:
+        return "neither a result nor a failure"
+    reason, message = reply["reason"], reply["message"]
+    if reason not in REASONS:
+        return "an unknown reason"
+    if from_routine and reason not in _ROUTINE_MESSAGES:
+        return f"the reason {reason}, which only the sandbox finds out"
+    if type(message) is not str or len(message) > MAX_MESSAGE_CHARS:
+        return f"a message that is not a str of at most {MAX_MESSAGE_CHARS:,} characters"
+    if from_routine and not message.startswith(_ROUTINE_MESSAGES[reason]):
+        return f"a {reason} message unlike the sandbox's"
+    if reason == "forbidden" and not _names_an_attempt(message):
+        return "a breach the sandbox does not know"
+    return None
 
 
-def write_frame(fd: int, message: dict) -> None:
-    payload = json.dumps(message).encode()
-    view = memoryview(struct.pack(">I", len(payload)) + payload)
-    while view:
-        view = view[os.write(fd, view) :]
+def _names_an_attempt(message: str) -> bool:
+    """Whether ``message`` is ``_BREACH`` naming something the guard refuses."""
+    before, after = _BREACH.split("{}")
+    if not (message.startswith(before) and message.endswith(after)):
+        return False
+    attempt = message[len(before) : len(message) - len(after)]
+    return attempt in _ATTEMPTS or _NAMED_ATTEMPTS.fullmatch(attempt) is not None
+
+
+def _failure(reason: str, message: str) -> dict:
+    return {"reason": reason, "message": message}
+
+
+def _malformed(problem: str) -> dict:
+    return _failure("crashed", f"the routine's process wrote a malformed reply: {problem}")
+
+
+# --- removing a tree a routine built -----------------------------------------------------------------------------
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def remove_tree(path: str) -> None:
+    """Remove the folder ``path`` and all it holds, however deep, whatever modes a routine gave its folders, never
+    following a link: a loop down and back up through descriptors (two open at a time), so no recursion and no path
+    longer than one name. Call it once no process writes in the tree; FileNotFoundError if ``path`` is gone."""
+    folder = _open_folder(path, None)
+    names, pending = [], [_clear_files(folder)]  # the folders from path down to folder; the subfolders each has left
+    try:
+        while pending[-1] or names:
+            if pending[-1]:
+                name = pending[-1].pop()
+                inner = _open_folder(name, folder)
+                os.close(folder)
+                folder = inner
+                names.append(name)
+                pending.append(_clear_files(folder))
+            else:
+                outer = os.open("..", _FOLDER, dir_fd=folder)
+                os.close(folder)
+                folder = outer
+                os.rmdir(names.pop(), dir_fd=folder)
+                pending.pop()
+    finally:
+        os.close(folder)
+    os.rmdir(path)
+
+
+def _open_folder(name: str, parent: int | None) -> int:
+    """A descriptor of the folder ``name`` (in the folder ``parent``, if given), never a link's target, whose owner
+    may then list and empty it (a routine may have taken those rights away)."""
+    try:
+        folder = os.open(name, _FOLDER, dir_fd=parent)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=parent)  # a folder (scandir said so, not a link), with no one writing in the tree
+        folder = os.open(name, _FOLDER, dir_fd=parent)
+    os.fchmod(folder, 0o700)
+    return folder
+
+
+def _clear_files(folder: int) -> list[str]:
+    """Unlink all that ``folder`` holds but its subfolders (files, links, pipes: never followed); their names."""
+    with os.scandir(folder) as entries:
+        listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    for name, is_folder in listed:
+        if not is_folder:
+            os.unlink(name, dir_fd=folder)
+    return [name for name, is_folder in listed if is_folder]
 
 
 # --- the worker ------------------------------------------------------------------------------------------------
@@ -245,40 +437,19 @@ def _enter_network_namespace() -> bool:
 
 
 def _serve_call(request: dict, workdir: str) -> dict:
-    """Fork a child for one call, wait for its reply at most ``timeout_s``, and describe how it ended."""
-    os.mkdir(workdir, 0o700)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _close_all_but(write_end)
-            _run_in_child(request, workdir, write_end)
-        finally:
-            os._exit(1)
-    os.close(write_end)
-    deadline = time.monotonic() + request["timeout_s"]
-    output, stopped = _collect(read_end, pid, deadline)
-    os.close(read_end)
-    status = _reap_child(pid, deadline)
-    _remove_workdir(workdir)
-    return _describe_end(request, status, output, stopped or ("timeout" if status is None else None))
-
-
-def _close_all_but(*kept: int) -> None:
-    """In a forked child: close every descriptor above stderr except ``kept``, so that no routine holds the worker's
-    pipes or another session's."""
-    low = 3
-    for fd in sorted(kept):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+    """One call in a child forked for it alone: its reply, or the failure it ended in."""
+    child = _Child(request, workdir, session=False)
+    try:
+        return child.ask(request)
+    finally:
+        child.end()
 
 
 def _remove_workdir(workdir: str) -> None:
     try:
-        _remove_tree(workdir)
-    except (OSError, RecursionError):
-        pass  # what is left goes with the worker's directory
+        remove_tree(workdir)
+    except OSError:
+        pass  # what is left goes with the worker's directory, or the pool removes it
 
 
 class _Sessions:
@@ -286,19 +457,18 @@ class _Sessions:
 
     def __init__(self, directory: str, limit: int):
         self.directory, self.limit = directory, limit
-        self.children: dict[object, _SessionChild] = {}  # insertion order is use order
+        self.children: dict[object, _Child] = {}  # insertion order is use order
         self.started = 0
 
     def call(self, request: dict) -> dict:
         """One call of a session: its child (forked now if it has none) runs ``handle(body)``; a failure ends it."""
-        deadline = time.monotonic() + request["timeout_s"]
         child = self.children.pop(request["session"], None)
         if child is None:
             while len(self.children) >= self.limit:  # evict the least recently used
                 self.children.pop(next(iter(self.children))).end()
             self.started += 1
-            child = _SessionChild(request, os.path.join(self.directory, f"session-{self.started}"))
-        reply = child.ask(request, deadline)
+            child = _Child(request, os.path.join(self.directory, f"session-{self.started}"), session=True)
+        reply = child.ask(request)
         if "result" in reply and child.calls < SESSION_CALLS:
             self.children[request["session"]] = child
         else:
@@ -316,55 +486,69 @@ class _Sessions:
             self.children.popitem()[1].end()
 
 
-class _SessionChild:
-    """A process forked for one session: it compiles the routine once, then answers bodies over its own pipes."""
+class _Child:
+    """A process forked to run one routine, confined, in a fresh directory: a call's answers once and exits, a
+    session's compiles the routine once and answers each body the worker sends it. Either answers on a pipe of its
+    own, which the worker reads as untrusted."""
 
-    def __init__(self, request: dict, workdir: str):
+    def __init__(self, request: dict, workdir: str, *, session: bool):
         os.mkdir(workdir, 0o700)
         self.workdir, self.calls = workdir, 0
-        bodies_in, self.bodies = os.pipe()
+        self.cpu_s = (math.ceil(request["timeout_s"]) + 1) * (SESSION_CALLS if session else 1)
         self.replies, replies_out = os.pipe()
+        bodies_in, self.bodies = os.pipe() if session else (None, None)
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                _close_all_but(bodies_in, replies_out)
-                _serve_session_in_child(request, workdir, bodies_in, replies_out)
+                if session:
+                    _close_all_but(bodies_in, replies_out)
+                    _serve_session_in_child(request, workdir, self.cpu_s, bodies_in, replies_out)
+                else:
+                    _close_all_but(replies_out)
+                    _run_in_child(request, workdir, self.cpu_s, replies_out)
             finally:
                 os._exit(1)
-        os.close(bodies_in)
         os.close(replies_out)
-        os.set_blocking(self.bodies, False)  # a child that stops reading cannot block the worker
+        if session:
+            os.close(bodies_in)
+            os.set_blocking(self.bodies, False)  # a child that stops reading cannot block the worker
 
-    def ask(self, request: dict, deadline: float) -> dict:
-        """The child's reply to ``request["body"]`` within ``deadline``, or how it ended (it is then dead)."""
+    def ask(self, request: dict) -> dict:
+        """The child's reply to ``request`` (a session's child is sent the body first) within the call's time, once
+        checked; else the failure it ended in (it is then gone)."""
+        deadline = time.monotonic() + request["timeout_s"]
         self.calls += 1
-        body = request["body"].encode("utf-8", "surrogatepass")
         try:
-            _write_all(self.bodies, len(body).to_bytes(4, "big") + body, deadline)
+            if self.bodies is not None:
+                write_frame(self.bodies, {"body": request["body"]}, deadline)
+            reply = read_frame(self.replies, deadline, _MAX_REPLY_FRAME)
         except TimeoutError:
-            return self._stop(request, "timeout")
+            self.end()
+            return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
         except BrokenPipeError:
-            pass  # it died: what it wrote and its status say how
-        output, stopped = _collect_frame(self.replies, deadline)
-        if stopped == "frame":
-            try:
-                reply = json.loads(output[4:])
-            except ValueError:
-                reply = None
-            if isinstance(reply, dict) and (type(reply.get("result")) is str or reply.get("reason") in REASONS):
-                return reply
-            return self._stop(request, "malformed")
-        if stopped is not None:
-            return self._stop(request, stopped)
-        status = _reap_child(self.pid, deadline)
-        self.pid = None
-        return _describe_end(request, status, bytes(output), None if status is not None else "timeout")
+            reply = None  # it ended before reading its body: how it ended says why
+        except ValueError as error:
+            self.end()
+            return _malformed(str(error))
+        if reply is None:
+            return self._ending(request, deadline)
+        problem = check_reply(reply, from_routine=True)
+        if problem is not None:
+            self.end()
+            return _malformed(problem)
+        if "reason" in reply:
+            self.end()
+        return reply
 
-    def _stop(self, request: dict, why: str) -> dict:
+    def _ending(self, request: dict, deadline: float) -> dict:
+        """The failure of a child that ended its replies with none: how it ends, by ``deadline``."""
+        ended = _wait_for_end(self.pid, deadline)
+        self.pid = None
         self.end()
-        if why == "malformed":
-            return _failure("crashed", "the routine's process wrote a malformed reply")
-        return _describe_end(request, None, b"", why)
+        if ended is None:
+            return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
+        status, cpu_used = ended
+        return _describe_end(status, cpu_used, self.cpu_s, request["memory_mb"])
 
     def end(self) -> None:
         """Kill the child (if it still runs), and remove its pipes and its directory."""
@@ -376,147 +560,90 @@ class _SessionChild:
             if fd is not None:
                 os.close(fd)
         self.bodies = self.replies = None
-        _remove_workdir(self.workdir)
+        if self.workdir is not None:
+            _remove_workdir(self.workdir)
+            self.workdir = None
 
 
-def _write_all(fd: int, data: bytes, deadline: float) -> None:
-    """Write ``data`` to a non-blocking ``fd``; TimeoutError past ``deadline``."""
-    view = memoryview(data)
-    while view:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
-            raise TimeoutError
-        view = view[os.write(fd, view) :]
+def _close_all_but(*kept: int) -> None:
+    """In a forked child: close every descriptor above stderr except ``kept``, so that no routine holds the worker's
+    pipes or another session's."""
+    low = 3
+    for fd in sorted(kept):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
-def _collect_frame(fd: int, deadline: float) -> tuple[bytearray, str | None]:
-    """A session child's next reply (a 4-byte length, then JSON) and "frame"; or what it wrote until its end and None
-    (a breach's message starts with a newline, never a frame's length); or why we stopped reading ("timeout",
-    "overflow", "malformed": more than one reply)."""
-    output = bytearray()
-    while True:
-        size = int.from_bytes(output[:4], "big") if len(output) >= 4 else _MAX_FRAME + 1
-        if size <= _MAX_FRAME and len(output) >= 4 + size:
-            return output, "frame" if len(output) == 4 + size else "malformed"
-        if len(output) > 4 + _MAX_FRAME:
-            return output, "overflow"
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            return output, "timeout"
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return output, None
-        output += chunk
-
-
-def _collect(fd: int, pid: int, deadline: float) -> tuple[bytes, str | None]:
-    """What the child writes until it closes the pipe; and why we stopped it early ("timeout", "overflow") if we did."""
-    chunks, size = [], 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            os.kill(pid, signal.SIGKILL)
-            return b"".join(chunks), "timeout"
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks), None
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_FRAME:
-            os.kill(pid, signal.SIGKILL)
-            return b"", "overflow"
-
-
-def _reap_child(pid: int, deadline: float) -> int | None:
-    """The child's wait status; None if it was still running at ``deadline`` (it is then killed)."""
+def _wait_for_end(pid: int, deadline: float) -> tuple[int, float] | None:
+    """The child's wait status and the CPU time it used, once it ends; None if it still runs at ``deadline`` (it is
+    then killed)."""
     try:  # Linux 5.3 on: wait on a descriptor of the child
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    if pidfd is not None:
-        try:
-            remaining = deadline - time.monotonic()
-            if remaining > 0 and select.select([pidfd], [], [], remaining)[0]:
-                return os.waitpid(pid, 0)[1]
-        finally:
-            os.close(pidfd)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        return None
     pause = 0.0001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(pause)
-        pause = min(2 * pause, 0.01)
-
-
-def _remove_tree(path: str) -> None:
-    os.chmod(path, 0o700)  # a routine may have locked its own directories
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                _remove_tree(entry.path)
+    try:
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return status, usage.ru_utime + usage.ru_stime
+            if time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            if pidfd is not None:
+                _ready(pidfd, deadline, select.POLLIN)
             else:
-                os.unlink(entry.path)
-    os.rmdir(path)
+                time.sleep(pause)
+                pause = min(2 * pause, 0.01)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
-def _describe_end(request: dict, status: int | None, output: bytes, stopped: str | None) -> dict:
-    """The reply for the parent, from how the child ended, what it wrote, and why we stopped it if we did."""
-    if stopped == "timeout":
-        return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
-    if stopped == "overflow":
-        return _failure("bad_return", f"the routine's process wrote more than {_MAX_FRAME:,} bytes")
+def _describe_end(status: int, cpu_used: float, cpu_s: int, memory_mb: int) -> dict:
+    """The failure of a child that ended without a reply, from its wait status and the CPU time it used: a signal is
+    named, unless it is the CPU limit's (SIGXCPU, or SIGKILL at the hard limit ``cpu_s``) and the child did use up
+    its CPU time; an exit status is the guard's (a breach it could not report), the memory's, or a crash."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        if number in (signal.SIGXCPU, signal.SIGKILL):
-            return _failure("timeout", "the routine used up its CPU time and was stopped")
-        return _failure("crashed", f"the routine's process was killed by {signal.Signals(number).name}")
-    code = os.WEXITSTATUS(status)
+        if number in (signal.SIGXCPU, signal.SIGKILL) and cpu_used >= cpu_s - _CPU_SLACK_S:
+            return _failure("timeout", f"the routine used up its {cpu_s} s of CPU time and was stopped")
+        return _failure("crashed", f"the routine's process was killed by signal {_signal_name(number)}")
+    code = os.waitstatus_to_exitcode(status)
     if code == _EXIT_FORBIDDEN:
-        attempt = output.rpartition(b"\n")[2].decode("utf-8", "replace")[:200] or "do something forbidden"
-        return _failure("forbidden", f"the routine tried to {attempt}, which routines may not do")
+        return _failure("forbidden", _BREACH.format("do something forbidden"))
     if code == _EXIT_MEMORY:
-        return _failure("memory", f"the routine ran out of its {request['memory_mb']} MB of memory")
-    if code != 0:
-        return _failure("crashed", f"the routine's process exited with status {code}")
+        return _failure("memory", f"the routine ran out of its {memory_mb} MB of memory")
+    return _failure("crashed", f"the routine's process ended with status {code} and no reply")
+
+
+def _signal_name(number: int) -> str:
     try:
-        reply = json.loads(output)
-    except ValueError:
-        reply = None
-    if isinstance(reply, dict) and (type(reply.get("result")) is str or reply.get("reason") in REASONS):
-        return reply
-    return _failure("crashed", "the routine's process wrote a malformed reply")
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        return str(number)
 
 
-def _failure(reason: str, message: str) -> dict:
-    return {"reason": reason, "message": message}
+# --- the child ---------------------------------------------------------------------------------------------------
 
 
-def _run_in_child(request: dict, workdir: str, out: int) -> None:
+def _run_in_child(request: dict, workdir: str, cpu_s: int, out: int) -> None:
     """In the forked child: confine this process, run the routine, write its reply to ``out`` and exit."""
     import builtins
-    from json.encoder import encode_basestring_ascii as quote  # bound now: a routine may replace json's functions
+    import posix
 
-    out_of_memory = _encode(_failure("memory", ""), quote)  # made now: there may be no memory to make it later
-    _confine(request, workdir, out, math.ceil(request["timeout_s"]) + 1, threads=True)
+    exit_now = posix._exit  # bound now: a routine may replace os's functions
+    _confine(request, workdir, out, cpu_s, threads=True)
     try:
-        reply = _encode(_call_handle(request["source"], request["body"], builtins), quote)
-        while reply:
-            reply = reply[os.write(out, reply) :]
+        write_frame(out, _call_handle(request["source"], request["body"], builtins))
     except MemoryError:
-        os.write(out, out_of_memory)
-        os._exit(_EXIT_MEMORY)
-    os._exit(0)
+        exit_now(_EXIT_MEMORY)
+    exit_now(0)
 
 
-def _serve_session_in_child(request: dict, workdir: str, bodies: int, out: int) -> None:
+def _serve_session_in_child(request: dict, workdir: str, cpu_s: int, bodies: int, out: int) -> None:
     """In a session's forked child: confine this process, load the routine once, then answer each body on ``bodies``
     with a reply on ``out``, until the worker closes ``bodies``.
 
@@ -525,48 +652,34 @@ def _serve_session_in_child(request: dict, workdir: str, bodies: int, out: int) 
     """
     import builtins
     import posix
-    from json.encoder import encode_basestring_ascii as quote
 
-    read, write, exit_now = posix.read, posix.write, posix._exit  # bound now: a routine may replace os's functions
-    _confine(request, workdir, out, (math.ceil(request["timeout_s"]) + 1) * SESSION_CALLS, threads=False)
+    exit_now = posix._exit
+    _confine(request, workdir, out, cpu_s, threads=False)
     try:
         handle, failure = _load_routine(request["source"], builtins)
-        while (body := _read_body(read, bodies)) is not None:
-            reply = _encode(failure or _call_loaded(handle, body), quote)
-            reply = memoryview(len(reply).to_bytes(4, "big") + reply)
-            while reply:
-                reply = reply[write(out, reply) :]
+        while (message := read_frame(bodies)) is not None:
+            write_frame(out, failure or _call_loaded(handle, message["body"]))
     except MemoryError:
         exit_now(_EXIT_MEMORY)
     exit_now(0)
-
-
-def _read_body(read, fd: int) -> str | None:
-    """The next body the worker sends (a 4-byte length, then UTF-8); None when it sends no more."""
-    chunks, missing, header = [], 4, True
-    while missing:
-        chunk = read(fd, min(missing, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        missing -= len(chunk)
-        if header and not missing:
-            missing, header, chunks = int.from_bytes(b"".join(chunks), "big"), False, []
-    return b"".join(chunks).decode("utf-8", "surrogatepass")
 
 
 def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool) -> None:
     """Confine this forked child: its directory, no denied modules or removed functions, a sealed environment,
     ``random`` seeded with 0, its limits, and the audit hook (which reports breaches on ``out``)."""
     import _signal
+    import _socket
     import posix
     import random
+    import socket
 
     os.chdir(workdir)
-    for name in [name for name in sys.modules if name.partition(".")[0] in _DENIED_MODULES - {"posix", "_imp"}]:
+    gone = (_DENIED_MODULES | _UNAVAILABLE_MODULES) - {"posix", "_imp"}  # pwd, which the worker's imports loaded
+    for name in [name for name in sys.modules if name.partition(".")[0] in gone]:
         del sys.modules[name]
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # no Python handler left to interrupt the hook
-    for module, public, names in ((posix, os, _REMOVED_POSIX), (_signal, signal, _REMOVED_SIGNAL)):
+    removals = ((posix, os, _REMOVED_POSIX), (_signal, signal, _REMOVED_SIGNAL), (_socket, socket, _REMOVED_SOCKET))
+    for module, public, names in removals:
         for name in names:  # gone: nothing left in the process refers to them
             if hasattr(module, name):
                 setattr(module, name, _removed(f"{public.__name__}.{name}"))
@@ -575,11 +688,6 @@ def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool
     random.seed(0)
     _limit_resources(cpu_s, request["memory_mb"])
     sys.addaudithook(_guard(workdir, out, threads))
-
-
-def _encode(reply: dict, quote) -> bytes:
-    """A reply of str values as JSON, with nothing a routine could have replaced."""
-    return ("{" + ", ".join(f"{quote(key)}: {quote(value)}" for key, value in reply.items()) + "}").encode()
 
 
 def _call_handle(source: str, body: str, builtins) -> dict:
@@ -616,7 +724,7 @@ def _call_loaded(handle, body: str) -> dict:
     except BaseException as error:
         return _failure("crashed", f"the routine raised {_describe_exception(error)}")
     if not isinstance(result, str):
-        return _failure("bad_return", f"handle(body) returned {type(result).__name__}, not str")
+        return _failure("bad_return", f"handle(body) returned {type(result).__name__[:100]}, not str")
     if len(result) > MAX_TEXT_CHARS:
         return _failure("bad_return", f"handle(body) returned {len(result):,} characters, over {MAX_TEXT_CHARS:,}")
     return {"result": str.__str__(result)}
@@ -627,7 +735,7 @@ def _describe_exception(error: BaseException) -> str:
         text = str(error)
     except BaseException:
         text = ""
-    name = type(error).__name__
+    name = type(error).__name__[:100]
     return f"{name}: {text[:200]}" if text else name
 
 
@@ -660,31 +768,53 @@ def _removed(name: str):
 
 
 class _SealedEnvironment(dict):
-    """An empty environment whose every read is a breach (the process's real environment is empty too)."""
+    """An empty environment (the process's real one is empty too) whose every read is a breach, except a look-up of
+    one of the variables the standard library reads to configure itself (``_UNSET_VARIABLES``), which is unset."""
+
+    def __getitem__(self, key):
+        self._look_up(key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        self._look_up(key)
+        return default
+
+    def __contains__(self, key) -> bool:
+        self._look_up(key)
+        return False
+
+    def _look_up(self, key) -> None:
+        name = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+        if not isinstance(name, str) or name not in _UNSET_VARIABLES:
+            sys.audit("coordkit.environ")
 
     def _refuse(self, *args, **kwargs):
         sys.audit("coordkit.environ")
 
-    __getitem__ = __contains__ = __iter__ = __len__ = get = keys = items = values = copy = _refuse
+    __iter__ = __len__ = keys = items = values = copy = _refuse
     __setitem__ = __delitem__ = setdefault = pop = update = _refuse
 
 
 def _guard(workdir: str, out: int, threads: bool):
     """The audit hook: refuses the breaches of the module's threat model (and new threads unless ``threads``),
-    ending the process at once.
+    reporting each on ``out`` and ending the process at once.
 
     Everything it uses is bound here, as closure variables, so that a routine that replaces ``os.path``,
-    ``builtins.isinstance`` or ``json`` cannot change its judgement.
+    ``builtins.isinstance`` or ``json`` cannot change its judgement or its report.
     """
     import _json  # an extension module in the usual builds: its directory is where they all are
     import _stat
     import posix
+    import zoneinfo
+    from json.encoder import encode_basestring_ascii as quote
 
     stdlib = os.path.dirname(os.__file__)
     dynload = os.path.dirname(getattr(_json, "__file__", os.path.join(stdlib, "lib-dynload", "_json")))
     site = os.path.join(stdlib, "site-packages")
+    time_zones = tuple(posix._path_normpath(folder) for folder in zoneinfo.TZPATH)
+    loaded = frozenset(sys.modules)  # no fresh copy of these: a fresh _socket would bring back what the child removed
     normpath, stat, is_regular = posix._path_normpath, posix.stat, _stat.S_ISREG
-    write, exit_now = posix.write, posix._exit
+    write, exit_now, breach = posix.write, posix._exit, _BREACH.format
     str_type, bytes_type, int_type, tuple_type, type_of, len_of, any_of = str, bytes, int, tuple, type, len, any
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
     denied_events, path_events = tuple_type(_DENIED_EVENTS), dict(_PATH_EVENTS)
@@ -702,15 +832,19 @@ def _guard(workdir: str, out: int, threads: bool):
             return None
         return normpath(path if path.startswith("/") else workdir + "/" + path)
 
+    def readable(where: str) -> bool:
+        """Outside its directory, a routine may read the standard library and the time zone database."""
+        if inside(where, stdlib) and not inside(where, site):
+            return True
+        return any_of(inside(where, folder) for folder in time_zones)
+
     def check_path(path, writes: bool) -> str | None:
         if path is None and not writes:
             return None  # the working directory
         where = resolve(path)
         if where is None:
             return "use a path that is not a str"
-        if inside(where, workdir):
-            return None
-        if not writes and inside(where, stdlib) and not inside(where, site):
+        if inside(where, workdir) or (not writes and readable(where)):
             return None
         return f"{'write' if writes else 'read'} outside its working directory"
 
@@ -742,6 +876,8 @@ def _guard(workdir: str, out: int, threads: bool):
                 where = resolve(filename)
                 if name not in allowed_extensions or where is None or not inside(where, dynload):
                     return f"load native code ({name})"
+                if name in loaded:
+                    return f"load a fresh copy of {name}"
             return None
         if event in path_events:
             indices, writes = path_events[event]
@@ -760,6 +896,13 @@ def _guard(workdir: str, out: int, threads: bool):
                 return what
         return None
 
+    def report(why: str) -> None:
+        """Tell the worker what the routine tried, in one frame made with what was bound above."""
+        payload = ('{"reason":"forbidden","message":' + quote(breach(why)) + "}").encode()
+        frame = len_of(payload).to_bytes(4, "big") + payload
+        while frame:
+            frame = frame[write(out, frame) :]
+
     def hook(event: str, args: tuple) -> None:
         if event == "import" and type_of(args[0]) is str_type and args[0] in unavailable:
             raise import_error(f"{args[0]} is not available to routines")
@@ -769,7 +912,7 @@ def _guard(workdir: str, out: int, threads: bool):
             why = f"raise the audit event {event} in a way the sandbox could not check"
         if why is not None:
             try:
-                write(out, ("\n" + why).encode("utf-8", "replace"))
+                report(why)
             finally:
                 exit_now(forbidden_status)
 
