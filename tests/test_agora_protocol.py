@@ -177,6 +177,19 @@ def test_a_mismatched_hash_is_refused_with_the_hash_the_source_and_what_was_rece
         fetch([WEATHER.data_uri], "weather")
 
 
+def test_fetch_refuses_a_text_with_a_lone_surrogate_and_tries_the_next_source():
+    broken = "data:text/plain;charset=utf-8,a\ud800b"  # a JSON envelope can carry it as "\\ud800"
+    assert fetch([broken, WEATHER.data_uri], WEATHER.hash) == WEATHER
+    assert fetch(["https://a.example/pd", WEATHER.data_uri], WEATHER.hash, fetcher=lambda uri: "\udcff") == WEATHER
+    with pytest.raises(ProtocolError) as refused:
+        fetch([broken], WEATHER.hash)
+    assert "gave 3 characters: the text is not valid Unicode: a lone surrogate '\\ud800' at character 1" in str(
+        refused.value
+    )
+    with pytest.raises(ProtocolError, match="not valid Unicode: a lone surrogate '.udcff' at character 0"):
+        ProtocolDocument("\udcff")
+
+
 class _Documents(BaseHTTPRequestHandler):
     texts = {"/pd": WEATHER.text, "/tampered": WEATHER.text + "\n"}
 

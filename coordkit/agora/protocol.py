@@ -56,11 +56,18 @@ def protocol_hash(text: str) -> str:
 
     28 characters that may contain ``+``, ``/`` and end in ``=``. Agora's website describes the hash in hex; its
     official library and the paper's demo use base64, and so does the kit. One changed byte (a trailing newline,
-    a space) is a different document.
+    a space) is a different document. A text that UTF-8 cannot carry (a lone surrogate) has no hash: a ProtocolError.
     """
     if not isinstance(text, str):
         raise ProtocolError(f"a protocol document is text, not {type(text).__name__}: decode it as UTF-8 first")
-    return base64.b64encode(hashlib.sha1(text.encode("utf-8")).digest()).decode("ascii")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ProtocolError(
+            f"the text is not valid Unicode: a lone surrogate {text[error.start]!r} at character {error.start}, which "
+            f"UTF-8 cannot carry; a protocol document is UTF-8 text (decode its bytes with errors='strict')"
+        ) from None
+    return base64.b64encode(hashlib.sha1(data).digest()).decode("ascii")
 
 
 def checked_hash(value: Any, field_name: str) -> str:
@@ -252,7 +259,11 @@ def fetch(sources: Iterable[str], expected_hash: str, *, fetcher: Callable[[str]
         if not isinstance(text, str):
             problems.append(f"{_preview(source)} gave {type(text).__name__}, not text")
             continue
-        received = protocol_hash(text)
+        try:
+            received = protocol_hash(text)
+        except ProtocolError as error:  # a lone surrogate
+            problems.append(f"{_preview(source)} gave {len(text)} characters: {error}")
+            continue
         if received == expected_hash:
             return ProtocolDocument(text)
         problems.append(f"{_preview(source)} gave {len(text)} characters {_preview(text)} whose hash is {received}")

@@ -8,27 +8,72 @@ parsed and validated again on the asking side. So :class:`InProcessTransport` (d
 and :class:`HTTPTransport` (each endpoint a real server: ``POST /`` takes an envelope, ``GET /.wellknown`` lists
 the protocols, B.3) give the same responses and the same :attr:`Transport.transcript`.
 
-The receiving side never crashes and never shows a traceback: a malformed request is answered with HTTP 400 and
-B.1's failure response ``{"status": "failure", "body": "<what was wrong>"}``; a handler that raises, or returns
-something other than a Response, with 500 and a failure that names the error's type only (its message may hold
-what the agent should not tell a stranger).
+The receiving side never crashes and never shows a traceback. Every answer that is not a Response of the agent's
+is B.1's failure response ``{"status": "failure", "body": "<what was wrong>"}``, with a status that says why: 400 a
+malformed request (its request line, headers, Content-Length, chunked framing or envelope; a number in it with more
+digits than Python reads included), 403 a request without the run's key (below), 404 and 405 an unknown route or
+method, 408 headers or a body that came too slowly, 413 a body over ``ServerLimits.max_body_bytes``, 431 headers
+over ``max_header_bytes``, 500 a handler that raised or returned something other than a Response (the failure names
+the error's type only: its message may hold what the agent should not tell a stranger), 503 a connection over the
+caps, or a request that arrives as the run closes. A connection that sent nothing is closed without an answer, as
+is one that leaves its answer unread: HTTP has nothing to say to either. A client that half-closes its connection
+after its request still gets the answer.
+
+Who may ask (threat model). Over HTTP every agent is a server on 127.0.0.1, which every program of every user on the
+machine can reach. An *outsider* is anything that reaches those sockets without the run's key: another program,
+another user, a student's ``curl``. Each HTTPTransport makes a random key when it is made; its own client sends it
+with every request (``Authorization: Bearer <key>``) and a server compares it, once the headers are in and before it
+reads any body. An outsider can read any agent's listing (``GET /.wellknown``: B.3's listings are public, and
+reading one changes nothing), open connections up to the caps of :class:`ServerLimits`, and be refused; it cannot
+make an agent answer, spend an LLM call, or change a frame, a cost, a listing or an adopted protocol, since a request
+without the key never reaches the agent. The key does not protect against code running in the kit's own process
+(which can read it, or call the agents directly), nor against a process of the same user that can read this
+process's memory (a debugger, ``/proc/<pid>/mem``). The key appears in no repr, transcript, error, log or curl
+command. :class:`InProcessTransport` has no sockets, so it has no outsiders.
+
+Limits (:class:`ServerLimits`). Outsiders' connections are capped per server and across the transport's servers,
+well under the process's open-file limit; a connection over a cap is answered 503 and closed. The run's own client
+opens each connection from a local port it records before connecting, so a server knows the run's connections when
+it accepts them and outsiders holding every slot cannot lock the run out; this is bookkeeping, not trust: every
+request still needs the key. An outsider's connection is closed when it stays idle, sends its headers or its body
+too slowly, or leaves its answer unread: Tornado reads a connection's next request only once the last answer is
+flushed, so a client that never reads holds one answer at most, for ``reply_timeout_s`` at most. A connection reads
+ahead ``read_buffer_bytes`` at most. Outsiders' listings are built in one thread of their own, never in the run's
+handler threads, and a second after the last outsider leaves the memory their answers took goes back to the system.
+When the process runs out of file descriptors the servers stop accepting for a moment instead of failing on every
+attempt. Each kind of refusal is logged once per transport (logger ``coordkit.agora.transport``, WARNING); Tornado's
+own line per event, from the servers' loop, is dropped.
 
 Why Tornado (the paper's demo used Flask, a server and a thread per agent): one asyncio loop in a background thread
 serves every endpoint's socket, and handlers run the agent's ``handle`` in a thread pool, so that a handler that
 itself sends (a taxi server asking the traffic server) cannot deadlock the loop. The client is one keep-alive
-``httpx.Client`` that ignores proxy settings (the traffic never leaves 127.0.0.1).
+``httpcore`` connection pool, which ignores proxy settings (the traffic never leaves 127.0.0.1).
 """
 
 import asyncio
+import ctypes
 import difflib
-import shlex
+import hmac
+import http
+import logging
+import re
+import resource
+import secrets
+import select
+import socket
+import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, runtime_checkable
 
-import httpx
+import httpcore
 import tornado.httpserver
+import tornado.httputil
+import tornado.ioloop
+import tornado.iostream
 import tornado.netutil
 import tornado.web
 
@@ -39,7 +84,13 @@ WELLKNOWN_PATH = "/.wellknown"
 MAX_REQUEST_BYTES = 8_000_000  # a protocol document travels in its data URI: MAX_DOCUMENT_BYTES, quoted
 DEFAULT_TIMEOUT_S = 60.0  # an LLM-backed handler may take tens of seconds, a nested one longer
 DEFAULT_HANDLER_THREADS = 32  # a chain of nested calls holds one thread per hop
-_JSON_HEADERS = {"Content-Type": "application/json"}
+ACCEPT_PAUSE_S = 0.5  # how long a server stops accepting when the process has no file descriptor left
+LOOP_THREAD = "agora-http-loop"
+_JSON_TYPE = "application/json; charset=utf-8"
+_TORNADO_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"  # tornado.http1connection's whole answer to a malformed message
+_DIGITS = re.compile(r"[0-9]+")
+
+log = logging.getLogger(__name__)
 
 
 class TransportError(RuntimeError):
@@ -107,8 +158,26 @@ def _failure(message: str) -> bytes:
 
 
 def _unreadable(error: Exception) -> str:
-    reason = "it is nested too deeply" if isinstance(error, RecursionError) else str(error)
+    """Why json could not read an envelope, when it is not a syntax error: too deep, or a number too long (json's
+    only other ValueError: Python refuses to read an integer of more than ``sys.get_int_max_str_digits()`` digits)."""
+    if isinstance(error, RecursionError):
+        reason = "it is nested too deeply"
+    else:
+        reason = f"a number in it is too long: at most {sys.get_int_max_str_digits()} digits; send it as a string"
     return f"envelope: JSON that cannot be read ({reason})"
+
+
+def _raw_answer(status: int, message: str) -> bytes:
+    """A whole HTTP answer carrying B.1's failure, for a connection that is closed after it."""
+    body = _failure(message)
+    head = (
+        f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\nContent-Type: {_JSON_TYPE}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+# --- the transports -------------------------------------------------------------------------------------------------
 
 
 class Transport:
@@ -119,6 +188,7 @@ class Transport:
         self._exchanges: list[Exchange | None] = []  # in request order; None until the response is back
         self._lock = threading.Lock()
         self._closed = False
+        self._max_request_bytes = MAX_REQUEST_BYTES
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -154,8 +224,8 @@ class Transport:
             payload = request.encode("utf-8")
         except UnicodeEncodeError:
             raise ProtocolError("body: not valid Unicode text (it holds a lone surrogate); it cannot travel") from None
-        if len(payload) > MAX_REQUEST_BYTES:
-            raise ProtocolError(f"the envelope is {len(payload)} bytes; a request is at most {MAX_REQUEST_BYTES}")
+        if len(payload) > self._max_request_bytes:
+            raise ProtocolError(f"the envelope is {len(payload)} bytes; a request is at most {self._max_request_bytes}")
         text = self._exchange(sender, receiver, ENVELOPE_PATH, request, lambda: self._post(receiver, payload))
         try:
             return Response.from_json(text)
@@ -235,51 +305,142 @@ class InProcessTransport(Transport):
         return serve_wellknown(self._endpoints[receiver])[1]
 
 
+def _descriptor_share(default: int) -> int:
+    """``default``, or a quarter of the process's soft open-file limit if that is lower."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return default if soft == resource.RLIM_INFINITY else max(1, min(default, soft // 4))
+
+
+_COUNTS = ("connections_per_server", "connections_in_total", "max_body_bytes", "max_header_bytes", "read_buffer_bytes")
+_SECONDS = ("idle_timeout_s", "header_timeout_s", "body_timeout_s", "reply_timeout_s")
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What an :class:`HTTPTransport`'s servers grant the connections that do not come from its run (module doc).
+
+    - ``connections_per_server``: outsiders' connections open at once to one agent's server; one more is answered 503
+      and closed (default 64, or a quarter of the process's open-file limit if that is lower);
+    - ``connections_in_total``: the same across all of the transport's servers (default 256, or that quarter);
+    - ``idle_timeout_s``: a connection that sends nothing this long, since it opened or since its last answer, is
+      closed (30 s);
+    - ``header_timeout_s``: a request's line and headers must arrive within this long of their first byte, else
+      408 (10 s);
+    - ``body_timeout_s``: its body within this long of its headers, else 408 (30 s);
+    - ``reply_timeout_s``: an answer the client leaves unread this long is dropped with the connection (30 s);
+    - ``max_body_bytes``: a larger body is refused with 413, before it is read (``MAX_REQUEST_BYTES``, 8,000,000);
+    - ``max_header_bytes``: a larger request line and headers are refused with 431 (16,384);
+    - ``read_buffer_bytes``: what a connection reads ahead at most (65,536; at least twice ``max_header_bytes``).
+
+    The run's own connections are neither capped nor timed. A connection holds at most one unsent answer, since
+    Tornado reads its next request only once the last answer is flushed: that is no field.
+    """
+
+    connections_per_server: int = field(default_factory=lambda: _descriptor_share(64))
+    connections_in_total: int = field(default_factory=lambda: _descriptor_share(256))
+    idle_timeout_s: float = 30.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    reply_timeout_s: float = 30.0
+    max_body_bytes: int = MAX_REQUEST_BYTES
+    max_header_bytes: int = 16_384
+    read_buffer_bytes: int = 65_536
+
+    def __post_init__(self):
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise ValueError(f"ServerLimits.{name}: {value!r} is not a whole number ≥ 1")
+        for name in _SECONDS:
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 3600):
+                raise ValueError(f"ServerLimits.{name}: {value!r} is not a number of seconds in (0, 3600]")
+        if self.connections_per_server > self.connections_in_total:
+            raise ValueError(
+                f"ServerLimits.connections_per_server={self.connections_per_server} is above connections_in_total="
+                f"{self.connections_in_total}; lower it, or raise connections_in_total"
+            )
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY and self.connections_in_total > soft // 2:
+            raise ValueError(
+                f"ServerLimits.connections_in_total={self.connections_in_total} would let outsiders hold more than "
+                f"half of the {soft} files this process may open; lower it, or raise the limit first (ulimit -n)"
+            )
+        if self.read_buffer_bytes < 2 * self.max_header_bytes:
+            raise ValueError(
+                f"ServerLimits.read_buffer_bytes={self.read_buffer_bytes} is below twice max_header_bytes="
+                f"{self.max_header_bytes}, so a request's headers might not fit; raise it, or lower max_header_bytes"
+            )
+
+
 class HTTPTransport(Transport):
     """Each registered endpoint a real HTTP server on 127.0.0.1 at a free port of its own (see the module's doc).
 
     ``timeout_s`` bounds each wait for an answer (a nested call's included); ``handler_threads`` bounds the
-    handlers that run at once, so a chain of nested calls deeper than that waits until the timeout.
+    handlers that run at once, so a chain of nested calls deeper than that waits until the timeout; ``limits`` are
+    what the servers grant outsiders (:class:`ServerLimits`; its defaults when None).
     """
 
-    def __init__(self, *, timeout_s: float = DEFAULT_TIMEOUT_S, handler_threads: int = DEFAULT_HANDLER_THREADS):
+    def __init__(
+        self,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        handler_threads: int = DEFAULT_HANDLER_THREADS,
+        limits: ServerLimits | None = None,
+    ):
         if not (isinstance(timeout_s, int | float) and 0 < timeout_s <= 3600):
             raise ValueError(f"timeout_s: {timeout_s!r} is not a number of seconds in (0, 3600]")
         if not (isinstance(handler_threads, int) and 1 <= handler_threads <= 1024):
             raise ValueError(f"handler_threads: {handler_threads!r} is not a whole number in [1, 1024]")
+        limits = ServerLimits() if limits is None else limits
+        if not isinstance(limits, ServerLimits):
+            raise TypeError(f"limits: {limits!r} is not a ServerLimits; e.g. ServerLimits(connections_per_server=8)")
         super().__init__()
+        _quiet_tornado()
+        self._limits = limits
+        self._max_request_bytes = limits.max_body_bytes
         self._timeout_s = float(timeout_s)
+        self._key = secrets.token_urlsafe(32)  # the run's: its own client sends it, its servers ask for it
         self._ports: dict[str, int] = {}
-        self._servers: list[tornado.httpserver.HTTPServer] = []
+        self._servers: list[_Server] = []
         self._executor = ThreadPoolExecutor(handler_threads, thread_name_prefix="agora-handler")
+        self._outsiders_executor = ThreadPoolExecutor(1, thread_name_prefix="agora-outsiders")  # their listings
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="agora-http-loop", daemon=True)
+        self._thread = threading.Thread(target=self._loop.run_forever, name=LOOP_THREAD, daemon=True)
         self._thread.start()
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=60.0)
-        timeout = httpx.Timeout(self._timeout_s, connect=min(5.0, self._timeout_s))
-        self._client = httpx.Client(timeout=timeout, limits=limits, trust_env=False)
+        self._run_sockets = _RunSockets()
+        self._outsiders = _Outsiders(limits, self._run_sockets.ports)
+        self._pool = httpcore.ConnectionPool(
+            max_connections=None, keepalive_expiry=60.0, network_backend=self._run_sockets
+        )
+        waits = self._timeout_s
+        self._timeouts = {"connect": min(5.0, waits), "read": waits, "write": waits, "pool": waits}
+
+    @property
+    def limits(self) -> ServerLimits:
+        """What the servers grant connections from outside the run."""
+        return self._limits
 
     def url_of(self, name: str) -> str:
         """The endpoint's base URL, e.g. ``http://127.0.0.1:50123``: POST an envelope there, GET ``/.wellknown``."""
         self._endpoint(name)
         return f"http://127.0.0.1:{self._ports[name]}"
 
-    def curl_command(self, name: str, envelope: Envelope | None = None) -> str:
-        """A shell command that asks ``name`` what :meth:`send` would (or reads its listing, with no envelope)."""
-        curl = f"curl -s --noproxy 127.0.0.1 {self.url_of(name)}"
-        if envelope is None:
-            return curl + WELLKNOWN_PATH
-        data = shlex.quote(envelope.to_json())
-        return f"{curl}{ENVELOPE_PATH} -X POST -H 'Content-Type: application/json' --data-binary {data}"
+    def curl_command(self, name: str) -> str:
+        """A shell command that reads ``name``'s listing (``GET /.wellknown``, B.3), which anyone may; a POST needs
+        the run's key, which the kit never shows."""
+        return f"curl -s --noproxy 127.0.0.1 {self.url_of(name)}{WELLKNOWN_PATH}"
 
     def close(self) -> None:
         """Refuse new requests, wait for running handlers to return, then stop the servers, client and threads."""
         if self._closed:
             return
         super().close()  # a running handler's nested send now fails, so no handler waits for long
-        self._executor.shutdown(wait=True, cancel_futures=True)
-        asyncio.run_coroutine_threadsafe(self._stop_servers(), self._loop).result()
-        self._client.close()
+        asyncio.run_coroutine_threadsafe(self._stop_listening(), self._loop).result()
+        for executor in (self._executor, self._outsiders_executor):
+            executor.shutdown(wait=True, cancel_futures=True)
+        asyncio.run_coroutine_threadsafe(self._close_connections(), self._loop).result()
+        self._pool.close()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
@@ -290,41 +451,500 @@ class HTTPTransport(Transport):
         asyncio.run_coroutine_threadsafe(self._serve(endpoint, sockets), self._loop).result()
 
     async def _serve(self, endpoint: Endpoint, sockets: list) -> None:
-        arguments = {"endpoint": endpoint, "executor": self._executor}
+        arguments = {"endpoint": endpoint, "executors": (self._executor, self._outsiders_executor)}
         application = tornado.web.Application(
             [(r"/", _EnvelopeHandler, arguments), (r"/\.wellknown", _WellKnownHandler, arguments)],
             default_handler_class=_NotFound,
             log_function=lambda handler: None,  # the answer says what went wrong; no log lines in a notebook
+            max_body_bytes=self._limits.max_body_bytes,
         )
-        server = tornado.httpserver.HTTPServer(application, max_body_size=MAX_REQUEST_BYTES)
+        server = _Server(application, name=endpoint.name, key=self._key, outsiders=self._outsiders)
         server.add_sockets(sockets)
         self._servers.append(server)
 
-    async def _stop_servers(self) -> None:
+    async def _stop_listening(self) -> None:
         for server in self._servers:
             server.stop()
+
+    async def _close_connections(self) -> None:
+        for server in self._servers:
             await server.close_all_connections()
+            server.close_streams()
 
     def _post(self, receiver: str, payload: bytes) -> bytes:
-        return self._carry(
-            receiver, lambda url: self._client.post(url + ENVELOPE_PATH, content=payload, headers=_JSON_HEADERS)
-        )
+        return self._carry(receiver, b"POST", ENVELOPE_PATH, payload)
 
     def _get_wellknown(self, receiver: str) -> bytes:
-        return self._carry(receiver, lambda url: self._client.get(url + WELLKNOWN_PATH))
+        return self._carry(receiver, b"GET", WELLKNOWN_PATH, None)
 
-    def _carry(self, receiver: str, request: Callable[[str], httpx.Response]) -> bytes:
+    def _carry(self, receiver: str, method: bytes, path: str, payload: bytes | None) -> bytes:
         url = self.url_of(receiver)
+        headers = [(b"Authorization", f"Bearer {self._key}".encode("ascii"))]
+        if payload is not None:
+            headers.append((b"Content-Type", b"application/json"))
         try:
-            return request(url).content
-        except httpx.TimeoutException:
+            answer = self._pool.request(
+                method, url + path, headers=headers, content=payload, extensions={"timeout": self._timeouts}
+            )
+            return answer.content
+        except httpcore.TimeoutException:
             raise TransportError(f"{receiver} at {url} did not answer within {self._timeout_s:g} s") from None
-        except httpx.HTTPError as error:
+        except (httpcore.NetworkError, httpcore.ProtocolError) as error:
             raise TransportError(f"could not reach {receiver} at {url}: {type(error).__name__} {error}") from None
 
 
-class _JSONErrors(tornado.web.RequestHandler):
-    """Every error Tornado answers itself (404, 405, …) as B.1's failure response, never an HTML page."""
+# --- the run's client: connections its servers recognise -------------------------------------------------------------
+
+
+class _RunSockets(httpcore.NetworkBackend):
+    """How the run's client connects: from a local port on 127.0.0.1 recorded in ``ports`` before it connects, so
+    that a server knows the run's own connections when it accepts them (they never count against the caps)."""
+
+    def __init__(self):
+        self.ports: set[int] = set()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None) -> "_RunStream":
+        try:
+            stream = _RunStream(self.ports)
+        except OSError as error:
+            raise httpcore.ConnectError(str(error)) from None
+        try:
+            stream.connect((host, port), timeout)
+        except OSError as error:
+            stream.close()
+            failure = httpcore.ConnectTimeout if isinstance(error, TimeoutError) else httpcore.ConnectError
+            raise failure(str(error)) from None
+        return stream
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _RunStream(httpcore.NetworkStream):
+    """One of the run's connections: its local port is in ``ports`` from before it connects until it is closed."""
+
+    def __init__(self, ports: set[int]):
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            self._socket.bind(("127.0.0.1", 0))
+        except OSError:
+            self._socket.close()
+            raise
+        self._port, self._ports = self._socket.getsockname()[1], ports
+        ports.add(self._port)
+
+    def connect(self, address: tuple[str, int], timeout: float | None) -> None:
+        self._socket.settimeout(timeout)
+        self._socket.connect(address)
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            self._socket.settimeout(timeout)
+            return self._socket.recv(max_bytes)
+        except TimeoutError as error:
+            raise httpcore.ReadTimeout(str(error)) from None
+        except OSError as error:
+            raise httpcore.ReadError(str(error)) from None
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            self._socket.settimeout(timeout)
+            self._socket.sendall(buffer)
+        except TimeoutError as error:
+            raise httpcore.WriteTimeout(str(error)) from None
+        except OSError as error:
+            raise httpcore.WriteError(str(error)) from None
+
+    def close(self) -> None:
+        self._ports.discard(self._port)
+        self._socket.close()
+
+    def get_extra_info(self, info: str):
+        if info == "is_readable":  # how the pool finds a kept-alive connection that the server has closed
+            poller = select.poll()
+            poller.register(self._socket, select.POLLIN)
+            return bool(poller.poll(0))
+        return None
+
+
+# --- the servers: limits, phases, refusals ----------------------------------------------------------------------------
+
+
+class _Outsiders:
+    """What a transport's servers share about connections from outside the run: the limits and how many such
+    connections are open, the local ports of the run's own, the kinds of refusal already logged, and the memory to
+    hand back once outsiders leave (only the servers' loop thread uses it)."""
+
+    def __init__(self, limits: ServerLimits, own_ports: set[int]):
+        self.limits, self.own_ports = limits, own_ports
+        self.open = 0
+        self._logged: set[str] = set()
+        self._trim_due = False
+
+    def are_own(self, address: tuple) -> bool:
+        return address[0] == "127.0.0.1" and address[1] in self.own_ports
+
+    def note(self, kind: str, message: str) -> None:
+        """Log a refusal, once per kind."""
+        if kind not in self._logged:
+            self._logged.add(kind)
+            log.warning("%s (the run's servers log this kind of refusal once)", message)
+
+    def left(self) -> None:
+        """One outsider's connection is closed; a second after the last one, hand their memory back."""
+        self.open -= 1
+        if self.open == 0 and not self._trim_due:
+            self._trim_due = True
+            tornado.ioloop.IOLoop.current().call_later(1.0, self._trim)
+
+    def _trim(self) -> None:
+        self._trim_due = False
+        if self.open == 0:
+            _hand_back_freed_memory()
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        return None
+
+
+_MALLOC_TRIM = _libc_malloc_trim()
+
+
+def _hand_back_freed_memory() -> None:
+    """Return to the system the pages that glibc keeps in its arenas once large blocks have come and gone: without
+    it, 64 clients that left 1 MB answers unread kept the process up to ~30% larger after they left (0.5 ms)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+class _QuietLoop(logging.Filter):
+    """Drops Tornado's line per event (below ERROR) from an Agora servers' loop: the kit logs each kind once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or record.threadName != LOOP_THREAD
+
+
+_QUIET_LOOP = _QuietLoop()
+
+
+def _quiet_tornado() -> None:
+    for name in ("tornado.general", "tornado.application", "tornado.access"):
+        logger = logging.getLogger(name)
+        if _QUIET_LOOP not in logger.filters:
+            logger.addFilter(_QUIET_LOOP)
+
+
+class _Server(tornado.httpserver.HTTPServer):
+    """One endpoint's server: it accepts connections within the caps (the run's own always), pauses when the process
+    has no file descriptor left, and refuses a request on its headers (framing, size, key) before any body is read."""
+
+    def initialize(self, application, *, name: str, key: str, outsiders: _Outsiders) -> None:
+        limits = outsiders.limits
+        super().initialize(
+            application,
+            chunk_size=limits.read_buffer_bytes // 4,
+            max_header_size=limits.max_header_bytes,
+            max_body_size=sys.maxsize,  # the gate refuses a long Content-Length; the handlers count chunked bodies
+        )
+        self.name, self.limits, self.outsiders = name, limits, outsiders
+        self._expected = f"Bearer {key}".encode("ascii")
+        self._listening: list[socket.socket] = []
+        self.streams: set[_Stream] = set()
+        self.strangers: set[_Stream] = set()  # the outsiders' among them
+
+    # accepting
+
+    def add_sockets(self, sockets: list[socket.socket]) -> None:
+        for listening in sockets:
+            self._listening.append(listening)
+            self._listen(listening)
+
+    def stop(self) -> None:
+        for listening in self._listening:
+            tornado.ioloop.IOLoop.current().remove_handler(listening)
+            listening.close()
+        self._listening = []
+
+    def close_streams(self) -> None:
+        """Close the connections Tornado no longer tracks (those refused on their headers, their answer pending)."""
+        for stream in list(self.streams):
+            stream.close()
+
+    def _listen(self, listening: socket.socket) -> None:
+        def accept(fd, events) -> None:
+            for _ in range(128):  # a burst at a time, as tornado.netutil does
+                try:
+                    connection, address = listening.accept()
+                except BlockingIOError:
+                    return
+                except ConnectionAbortedError:
+                    continue
+                except OSError as error:  # EMFILE, ENFILE, ENOBUFS: no descriptor or memory left for now
+                    self._pause(listening, error)
+                    return
+                self._admit(connection, address)
+
+        tornado.ioloop.IOLoop.current().add_handler(listening, accept, tornado.ioloop.IOLoop.READ)
+
+    def _pause(self, listening: socket.socket, error: OSError) -> None:
+        io_loop = tornado.ioloop.IOLoop.current()
+        io_loop.remove_handler(listening)
+        io_loop.call_later(ACCEPT_PAUSE_S, self._resume, listening)
+        self.outsiders.note(
+            "accept",
+            f"{self.name} could not accept a connection ({error.strerror or error}); it waits {ACCEPT_PAUSE_S:g} s "
+            f"and tries again, as long as that lasts",
+        )
+
+    def _resume(self, listening: socket.socket) -> None:
+        if listening in self._listening:
+            self._listen(listening)
+
+    def _admit(self, connection: socket.socket, address: tuple) -> None:
+        own = self.outsiders.are_own(address)
+        if not own and self._full():
+            self._refuse(connection)
+            return
+        stream = _Stream(connection, self, own)
+        self.streams.add(stream)
+        if not own:
+            self.strangers.add(stream)
+            self.outsiders.open += 1
+        self.handle_stream(stream, address)
+
+    def _full(self) -> bool:
+        return (
+            len(self.strangers) >= self.limits.connections_per_server
+            or self.outsiders.open >= self.limits.connections_in_total
+        )
+
+    def _refuse(self, connection: socket.socket) -> None:
+        caps = f"{self.limits.connections_per_server} a server, {self.limits.connections_in_total} in all"
+        self.outsiders.note("connections", f"{self.name} refused a connection: outsiders hold all they may ({caps})")
+        message = (
+            f"{self.name}'s server holds as many connections from outside its run as it may ({caps}); this one is "
+            f"closed and nothing changed: close idle connections and try again"
+        )
+        connection.setblocking(False)
+        try:
+            connection.send(_raw_answer(503, message))
+        except OSError:
+            pass
+        connection.close()
+
+    def forget(self, stream: "_Stream") -> None:
+        self.streams.discard(stream)
+        if stream in self.strangers:
+            self.strangers.remove(stream)
+            self.outsiders.left()
+
+    # each request
+
+    def start_request(self, server_conn, request_conn) -> "_Gate":
+        request_conn.stream.enter("idle")
+        return _Gate(self, request_conn, super().start_request(server_conn, request_conn))
+
+    def refusal(self, start_line, headers) -> tuple[str, int, str] | None:
+        """(kind, status, message) when a request is refused on its line and headers, before its body; else None."""
+        length, encoding = headers.get("Content-Length"), headers.get("Transfer-Encoding")
+        if encoding is not None and encoding.strip().lower() != "chunked":
+            return "malformed", 400, f"malformed request: Transfer-Encoding {encoding[:40]!r}; send a Content-Length"
+        if encoding is not None and length is not None:
+            return "malformed", 400, "malformed request: both Content-Length and Transfer-Encoding; send one"
+        if length is not None and not _DIGITS.fullmatch(length):
+            return "malformed", 400, f"malformed request: Content-Length {length[:40]!r} is not a number of bytes"
+        if length is not None and (len(length) > 18 or int(length) > self.limits.max_body_bytes):
+            shown = length if len(length) <= 18 else length[:18] + "…"
+            return "too large", 413, f"the body is {shown} bytes; a request is at most {self.limits.max_body_bytes}"
+        posting = start_line.method == "POST" and start_line.path.partition("?")[0] == ENVELOPE_PATH
+        if (posting or _has_body(headers)) and not self._has_key(headers):
+            return (
+                "outsider",
+                403,
+                (
+                    f"{self.name} answers only its own run's agents: this request does not carry the run's key, so it "
+                    f"was not handled and changed nothing (GET {WELLKNOWN_PATH} is open to anyone)"
+                ),
+            )
+        return None
+
+    def _has_key(self, headers) -> bool:
+        return hmac.compare_digest(headers.get("Authorization", "").encode("latin-1"), self._expected)
+
+
+def _has_body(headers) -> bool:
+    return "Transfer-Encoding" in headers or headers.get("Content-Length", "0") != "0"
+
+
+class _Gate(tornado.httputil.HTTPMessageDelegate):
+    """Between a connection and the application: a request refused on its headers never reaches the application
+    (the connection is detached from Tornado, answered and closed); others move the stream's phase along."""
+
+    def __init__(self, server: _Server, connection, delegate: tornado.httputil.HTTPMessageDelegate):
+        self.server, self.connection, self.delegate = server, connection, delegate
+        self.stream: _Stream = connection.stream
+
+    def headers_received(self, start_line, headers):
+        if self.stream.closed():  # Tornado still parses what a closed connection had read ahead; nobody waits for it
+            self.connection.detach()
+            return None
+        refusal = self.server.refusal(start_line, headers)
+        if refusal is not None:
+            kind, status, message = refusal
+            self.server.outsiders.note(kind, f"{self.server.name} answered {status}: {message}")
+            self.connection.detach()
+            self.stream.answer_and_close(status, message)
+            return None
+        self.stream.enter("body" if _has_body(headers) else "handling")
+        return self.delegate.headers_received(start_line, headers)
+
+    def data_received(self, chunk: bytes):
+        return self.delegate.data_received(chunk)
+
+    def finish(self) -> None:
+        self.stream.enter("handling")
+        self.delegate.finish()
+
+    def on_connection_close(self) -> None:
+        self.delegate.on_connection_close()
+
+
+_PHASES = {  # phase: (the ServerLimits field that bounds it, the status of the answer when it runs out, what it is)
+    "idle": ("idle_timeout_s", None, "sent nothing for {} s"),
+    "headers": ("header_timeout_s", 408, "did not send its request line and headers within {} s"),
+    "body": ("body_timeout_s", 408, "did not send its body within {} s of its headers"),
+    "reply": ("reply_timeout_s", None, "left its answer unread for {} s"),
+}
+
+
+class _Stream(tornado.iostream.IOStream):
+    """One accepted connection: the phase its current request is in (idle, headers, body, handling, reply), that
+    phase's timer (an outsider's only), and B.1's failure where Tornado would answer bare or not at all."""
+
+    def __init__(self, connection: socket.socket, server: _Server, own: bool):
+        limits = server.limits
+        super().__init__(
+            connection, max_buffer_size=limits.read_buffer_bytes, read_chunk_size=limits.read_buffer_bytes // 4
+        )
+        self.server, self.own = server, own
+        self.phase, self._timer = "", None
+        self.enter("idle")
+
+    def enter(self, phase: str) -> None:
+        """Move to ``phase``, with its timer if this is an outsider's connection."""
+        self._stop_timer()
+        self.phase = phase
+        if phase in _PHASES and not self.own and not self.closed():
+            seconds = getattr(self.server.limits, _PHASES[phase][0])
+            self._timer = self.io_loop.call_later(seconds, self._expire)
+
+    def answer_and_close(self, status: int, message: str) -> None:
+        """B.1's failure with ``status``, then the connection closed once it is sent (or at ``reply_timeout_s``)."""
+        if not self.closed():
+            self.write(_raw_answer(status, message)).add_done_callback(self._close_when_sent)
+
+    def write(self, data):
+        if data == _TORNADO_400:  # Tornado's answer to a request line, header or chunk it cannot read
+            data = self._malformed()
+        if self.phase != "body":  # an answer while the body still comes (a 413) leaves the body's timer running
+            self.enter("reply")
+        return super().write(data)
+
+    def read_from_fd(self, buf):
+        received = super().read_from_fd(buf)
+        if received == 0 and not self.reading():  # the end of file, found while Tornado only watches for a close
+            self._stop_watching()
+            return None  # nothing for now: Tornado's next read, for the next request, finds the end and closes
+        if received and self.phase == "idle":
+            self.enter("headers")
+        return received
+
+    def close(self, exc_info=False) -> None:
+        if self.closed():
+            return
+        if isinstance(exc_info, tornado.iostream.UnsatisfiableReadError):
+            self._too_long()
+        self._stop_timer()
+        super().close(exc_info)
+        self.server.forget(self)
+
+    def _stop_watching(self) -> None:
+        """The client has shut its side, maybe after a request still to be answered (a half-close): stop watching
+        the socket for reads, or Tornado would take that end of file for a close and drop the answer."""
+        events = tornado.ioloop.IOLoop.ERROR | (tornado.ioloop.IOLoop.WRITE if self.writing() else 0)
+        self.io_loop.update_handler(self.fileno(), events)
+
+    def _expire(self) -> None:
+        self._timer = None
+        limit, status, what = _PHASES[self.phase]
+        what = what.format(f"{getattr(self.server.limits, limit):g}")
+        self.server.outsiders.note(f"{self.phase} timeout", f"closed a connection to {self.server.name} that {what}")
+        if status is not None:
+            self._send_now(status, f"this connection {what}: it is closed, and nothing changed")
+        self.close()
+
+    def _malformed(self) -> bytes:
+        if self.phase == "body":
+            what = "its chunked body is malformed (a chunk size that is not hexadecimal, or a chunk not ended by CRLF)"
+        else:
+            what = "its request line or a header is not HTTP/1.1 (e.g. 'POST / HTTP/1.1', then 'Name: value' lines)"
+        self.server.outsiders.note("malformed", f"{self.server.name} answered 400: {what}")
+        return _raw_answer(400, f"malformed request: {what}")
+
+    def _too_long(self) -> None:
+        """Tornado closes a connection whose headers outgrow ``max_header_bytes`` (or a chunk-size line 64 bytes)."""
+        if self.phase == "body":
+            kind, status, message = "malformed", 400, "malformed request: a chunk-size line is over 64 bytes"
+        else:
+            kind, status = "headers too large", 431
+            message = f"the request line and headers are over {self.server.limits.max_header_bytes} bytes"
+        self.server.outsiders.note(kind, f"{self.server.name} answered {status}: {message}")
+        self._send_now(status, message)
+
+    def _send_now(self, status: int, message: str) -> None:
+        """Best effort, on a connection about to close: what the socket takes at once."""
+        try:
+            self.socket.send(_raw_answer(status, message))
+        except OSError:
+            pass
+
+    def _close_when_sent(self, sent: asyncio.Future) -> None:
+        if not sent.cancelled():
+            sent.exception()  # retrieved: a client that left makes it StreamClosedError, which is no news
+        self.close()
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self.io_loop.remove_timeout(self._timer)
+            self._timer = None
+
+
+# --- the application: answers as B.1's failures -----------------------------------------------------------------------
+
+
+@tornado.web.stream_request_body
+class _JSONHandler(tornado.web.RequestHandler):
+    """Every error Tornado answers itself (404, 405, …) as B.1's failure response, never an HTML page; a body (only
+    the run's requests carry one) is kept up to the server's ``max_body_bytes``, and a longer one refused with 413."""
+
+    def initialize(self, endpoint: Endpoint | None = None, executors: tuple[ThreadPoolExecutor, ...] = ()) -> None:
+        """``executors``: the run's handler threads, and the one thread that builds outsiders' listings."""
+        self.endpoint, self.executors = endpoint, executors
+        self.body: bytearray | None = bytearray()  # None once refused
+
+    def data_received(self, chunk: bytes) -> None:
+        if self.body is None:
+            return
+        limit = self.settings["max_body_bytes"]
+        if len(self.body) + len(chunk) > limit:
+            self.body = None
+            self._answer(413, _failure(f"the body is over {limit} bytes; a request is at most {limit}"))
+            return
+        self.body += chunk
 
     def write_error(self, status_code: int, **kwargs) -> None:
         routes = f"POST an envelope to {ENVELOPE_PATH} or GET {WELLKNOWN_PATH}"
@@ -332,29 +952,40 @@ class _JSONErrors(tornado.web.RequestHandler):
 
     def _answer(self, status_code: int, payload: bytes) -> None:
         self.set_status(status_code)
-        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Content-Type", _JSON_TYPE)
         self.finish(payload)
 
+    async def _run(self, serve: Callable[..., tuple[int, bytes]], *arguments) -> None:
+        """``serve`` in a handler thread, so that the loop never waits for an agent; 503 once the run closes. An
+        outsider's request (a listing) runs in a thread of its own: outsiders never hold the run's handler threads,
+        and the memory their answers take comes from one allocator arena, which the system gets back."""
+        closing = 503, _failure(f"{self.endpoint.name}'s run is closing: it answers no more requests")
+        try:
+            run_threads, outsiders_thread = self.executors
+            executor = run_threads if self.request.connection.stream.own else outsiders_thread
+            work = asyncio.get_running_loop().run_in_executor(executor, serve, *arguments)
+        except RuntimeError:  # the handler threads are shut down
+            self._answer(*closing)
+            return
+        try:
+            self._answer(*await work)
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():
+                raise
+            self._answer(*closing)  # the transport cancelled the work still queued
 
-class _NotFound(_JSONErrors):
+
+class _NotFound(_JSONHandler):
     def prepare(self) -> None:
         raise tornado.web.HTTPError(404)
 
 
-class _AgentHandler(_JSONErrors):
-    def initialize(self, endpoint: Endpoint, executor: ThreadPoolExecutor) -> None:
-        self.endpoint, self.executor = endpoint, executor
-
-    async def _run(self, serve: Callable[..., tuple[int, bytes]], *arguments) -> None:
-        """``serve`` in the handler threads, so that the loop never waits for an agent."""
-        self._answer(*await asyncio.get_running_loop().run_in_executor(self.executor, serve, *arguments))
-
-
-class _EnvelopeHandler(_AgentHandler):
+class _EnvelopeHandler(_JSONHandler):
     async def post(self) -> None:
-        await self._run(serve_envelope, self.endpoint, self.request.body)
+        if self.body is not None:
+            await self._run(serve_envelope, self.endpoint, bytes(self.body))
 
 
-class _WellKnownHandler(_AgentHandler):
+class _WellKnownHandler(_JSONHandler):
     async def get(self) -> None:
         await self._run(serve_wellknown, self.endpoint)
