@@ -213,9 +213,11 @@ class ExperimentPanel:
     Without a running event loop (scripts, tests) or with ``debounce=0``, every change runs at once.
 
     Altair charts are drawn in the page by a :class:`~coordkit.live_chart.LiveChart`, which gets only the new
-    spec; anything else (a table) is shown as a notebook output. A run that raises leaves the previous chart
-    in place and shows the error in the status line. If `run` takes a ``progress`` argument, it gets a
-    ``progress(fraction)`` callable that drives a progress bar.
+    spec; anything else (a table) is shown as a notebook output. A run (or a chart) that raises clears the chart
+    area and its static view, so that nothing of the previous run passes for the new one, and the status line says
+    what failed and that the charts were cleared; ``result`` is then None if the run itself failed, and
+    ``last_error`` holds the error. If `run` takes a ``progress`` argument, it gets a ``progress(fraction)`` callable
+    that drives a progress bar.
 
     A panel whose run takes seconds (longer than the 150 ms a live panel may take, CONTRIBUTING.md) is
     ``on_demand``: it has a Run button, and a change of a control only says that the settings changed until the
@@ -295,6 +297,7 @@ class ExperimentPanel:
         extra = {"progress": self._show_progress} if self._takes_progress else {}
         started = time.perf_counter()
         settings = self.settings
+        self.result = None
         try:
             self.result = self._run(**self.values, **extra)
             # Altair validates every mark as it is made, unless told not to: 2-8 ms a chart; a new slot's whole
@@ -304,7 +307,9 @@ class ExperimentPanel:
                 self._show(shown if isinstance(shown, (list, tuple)) else [shown], settings)
         except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
             self.last_error = error
-            self._set_status(f"error: {_summary(error)}", RED)
+            cleared = " (the previous run's charts were cleared)" if self.output.children else ""
+            self._clear(settings, error)
+            self._set_status(f"error: {_summary(error)}{cleared}", RED)
         else:
             self.last_error = None
             self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
@@ -351,6 +356,12 @@ class ExperimentPanel:
             for slot, content in zip(self.output.children, shown, strict=True)
         ]
         self.static_view.set(settings, parts)
+
+    def _clear(self, settings: dict[str, str], error: Exception) -> None:
+        """After a failed run: an empty chart area, and a static view that names the settings and what failed."""
+        self.output.children = ()
+        failed = f"<p><b>The run at these settings failed:</b> {html.escape(_summary(error))}. No chart is shown.</p>"
+        self.static_view.set(settings, [failed])
 
     def _on_snapshot(self, change: dict) -> None:
         """A chart's picture came from the page: a part of the static view, if it shows the latest spec."""
@@ -421,6 +432,11 @@ def control(param: parameters.Param, start: Any = None, **options: Any) -> Param
         case parameters.Integer() | parameters.Real():
             low, high = param.slider or (param.low, param.high)
             step = param.step if isinstance(param, parameters.Real) else 1
+            if isinstance(param, parameters.Real):  # an open end is a value the model refuses: one step inside it
+                low, high = (
+                    low + step * (param.low_open and low == param.low),
+                    high - step * (param.high_open and high == param.high),
+                )
             settings = {"low": low, "high": high, "step": step, **settings}
             return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
         case parameters.Choice():

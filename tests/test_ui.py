@@ -13,8 +13,10 @@ from altair.utils import schemapi
 
 from coordkit import parameters, static_view, viz
 from coordkit.live_chart import LiveChart
+from coordkit.model import models
+from coordkit.parameters import Integer, Real
 from coordkit.static_view import LiveMark
-from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, controls, model_panel
+from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, control, controls, model_panel
 
 
 class Recorder:
@@ -165,27 +167,33 @@ def test_debounce_zero_runs_at_once_even_in_an_event_loop():
     assert [call["n_agents"] for call in run.calls] == [6, 7]
 
 
-def test_a_failing_run_shows_the_error_and_keeps_the_previous_chart():
-    def run(n_agents: int) -> int:
+def test_a_failing_run_clears_the_previous_charts_and_says_so():
+    def run(n_agents: int) -> pd.DataFrame:
         if n_agents > 10:
             raise ValueError("too many agents\nsecond line")
-        return n_agents
+        return line_of(n_agents)
 
-    panel = ExperimentPanel(run, [Slider("n_agents", 2, 20, default=5)])
-    before = panel.output.children[0].outputs
+    panel = ExperimentPanel(run, [Slider("n_agents", 2, 20, default=5)], lambda f: [line_chart(f), f], debounce=0)
+    assert len(panel.output.children) == 2
     panel.controls["n_agents"].value = 15
-    assert "ValueError: too many agents" in panel.status.value
-    assert "second line" not in panel.status.value
-    assert isinstance(panel.last_error, ValueError)
-    assert panel.output.children[0].outputs == before
+    status = html.unescape(panel.status.value)
+    assert "error: ValueError: too many agents (the previous run's charts were cleared)" in status
+    assert "second line" not in status
+    assert isinstance(panel.last_error, ValueError) and panel.result is None
+    assert panel.output.children == ()  # nothing of the run at 5 agents passes for the run at 15
+    view = panel.static_view.html()
+    assert settings_in(view) == {"n agents": "15"} and "failed" in view and "too many agents" in view
+    assert not charts_in(view)
     panel.controls["n_agents"].value = 6
     assert panel.last_error is None and "done in" in panel.status.value
+    chart, table = panel.output.children
+    assert [row["x"] for row in next(iter(chart.spec["datasets"].values()))] == list(range(6))
 
 
-def test_a_failing_chart_is_reported_too():
+def test_a_failing_chart_is_reported_too_and_a_first_failure_clears_nothing():
     panel = ExperimentPanel(Recorder(), PARAMS, chart=lambda df: df["missing column"])
-    assert "KeyError" in panel.status.value
-    assert panel.output.children == ()
+    assert "error: KeyError" in panel.status.value and "cleared" not in panel.status.value
+    assert panel.output.children == () and panel.result is not None  # the run gave a result; its chart failed
 
 
 def test_run_with_a_progress_argument_gets_a_progress_bar():
@@ -419,7 +427,8 @@ def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
     table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [Slider("n", 2, 10)], debounce=0)
     assert "<table" in table.static_view.html()
     failing = ExperimentPanel(lambda n: 1 / 0, [Slider("n", 2, 10)], debounce=0)
-    assert failing.static_view.html() == ""  # nothing shown, nothing to keep
+    assert settings_in(failing.static_view.html()) == {"n": "2"}  # no chart: what failed, at which settings
+    assert "ZeroDivisionError" in failing.static_view.html() and not charts_in(failing.static_view.html())
 
 
 def test_a_shown_panel_replaces_its_static_view_when_the_page_has_drawn_the_new_settings(monkeypatch):
@@ -459,3 +468,12 @@ def test_a_familys_panels_pass_start_values_on_and_never_choose_them():
         if keyword.arg == "start" and not isinstance(keyword.value, ast.Name)
     ]
     assert not chosen, f"panels choose their own start values at {chosen}: let the notebook pass them"
+
+
+@pytest.mark.parametrize("model", sorted(models().values(), key=lambda m: m.__name__), ids=lambda m: m.__name__)
+def test_every_sliders_ends_are_values_its_model_accepts(model):
+    for param in model.parameters:
+        if isinstance(param, Integer | Real):
+            slider = control(param)
+            for value in (slider.low, slider.high):
+                param.check(value)  # a ParameterError names the slider end a student could reach

@@ -1,6 +1,8 @@
 """Agora's charts: the weather demo's cumulative cost (§5.2), Figure 5a/5b (§5.3), D.3's cost breakdown beside the
 paper's, and Figure 4's workflow as a graph of the protocols that connect agents."""
 
+import math
+
 import altair as alt
 import networkx as nx
 import pandas as pd
@@ -11,6 +13,7 @@ from coordkit.agora.tasks import load_catalogue
 from coordkit.papers import numbers
 
 WINDOW = 100  # Figure 5: a moving window of 100 queries
+POINTS = 250  # Figure 5: at most this many queries a curve, so that the chart stays light at any length
 ARM_COLOURS = alt.Scale(domain=list(ARM_NAMES.values()), range=["#4c78a8", "#e45756"])
 ACTIVITY_NAMES = {
     "natural_language": "natural language",
@@ -48,8 +51,9 @@ def weather(frame: pd.DataFrame) -> alt.LayerChart:
     return alt.layer(line, data=mean, width=420, height=240, title=title)
 
 
-def moving(frame: pd.DataFrame, window: int = WINDOW) -> pd.DataFrame:
-    """Figure 5's curves: per arm and query, the mean over seeds of each seed's moving average over ``window``."""
+def moving(frame: pd.DataFrame, window: int = WINDOW, points: int = POINTS) -> pd.DataFrame:
+    """Figure 5's curves: per arm and query, the mean over seeds of each seed's moving average over ``window``; a
+    run longer than ``points`` queries is drawn at every k-th query only, ending at its last (:func:`sampled`)."""
     played = frame[frame["query"] > 0].sort_values(["protocol", "seed", "query"])
     columns = {"cost": MEASURES[0], "llm_turns": MEASURES[1]}
     rolled = played.groupby(["protocol", "seed"])[list(columns)].transform(
@@ -57,9 +61,19 @@ def moving(frame: pd.DataFrame, window: int = WINDOW) -> pd.DataFrame:
     )
     rolled[["protocol", "query"]] = played[["protocol", "query"]]
     mean = rolled.groupby(["protocol", "query"], as_index=False)[list(columns)].mean()
+    mean = mean[mean["query"].isin(sampled(mean["query"], points))]
     long = mean.rename(columns=columns).melt(["protocol", "query"], var_name="measure", value_name="value")
     long["arm"] = _arm(long)
     return long[["measure", "arm", "query", "value"]]
+
+
+def sampled(queries: pd.Series, points: int = POINTS) -> list[int]:
+    """At most ``points`` of ``queries``, evenly spaced and ending at the last: all of them when there are no more.
+    A moving average over 100 queries barely moves from one query to the next, so a curve drawn at every k-th query
+    looks the same, and a chart of 2,000 queries holds 1,000 rows, not the 8,000 past Altair's limit of 5,000."""
+    distinct = sorted(queries.unique())
+    step = max(1, math.ceil(len(distinct) / points))  # the smallest step that keeps at most `points`
+    return distinct[::-1][::step][::-1]
 
 
 def figure5(frame: pd.DataFrame, window: int = WINDOW) -> alt.FacetChart:

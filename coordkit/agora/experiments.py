@@ -203,6 +203,40 @@ def network_arms(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFr
     return play_both(AgoraNetwork, seed, llm, **params)
 
 
+def adoption_floor(frame: pd.DataFrame, check_after: int) -> pd.Series:
+    """D.1's adoption floor: True for each query among the first ``check_after`` of its user–server–task pair (per
+    seed and arm, where ``frame`` has them; rows in query order). A user looks for a protocol only once it has sent
+    that many, so these queries travel in natural language whatever protocols exist, unless a server's own request
+    to negotiate moves them earlier (a handful at D.1's thresholds; more when users wait longer than servers). Query
+    0, the start, is never below the floor."""
+    keys = [column for column in ("seed", "protocol") if column in frame] + ["user", "server", "task"]
+    return (frame["query"] > 0) & (frame.groupby(keys).cumcount() < check_after)
+
+
+def floor_costs(frame: pd.DataFrame, check_after: int) -> pd.Series:
+    """Both arms of a network's seeds (:func:`play_both`'s frames, with ``seed``) against D.1's floor at
+    ``check_after`` (:func:`adoption_floor`), means over seeds: the user–server–task pairs, the share of queries
+    below the floor, what those queries cost Agora, and so the cost ratio (natural language / Agora) that Agora
+    could reach at most, were every other query free, beside the ratio measured."""
+    played = frame[frame["query"] > 0]
+    below = adoption_floor(played, check_after)
+    cost = played.groupby(["protocol", "seed"])["cost"].sum().groupby("protocol").mean()
+    agora = played["protocol"] == "agora"
+    floor_cost = played[agora & below].groupby("seed")["cost"].sum().mean()
+    pairs = played[agora].drop_duplicates(["seed", "user", "server", "task"]).groupby("seed").size()
+    return pd.Series(
+        {
+            "user–server–task pairs": int(pairs.iloc[0]) if pairs.nunique() == 1 else round(pairs.mean(), 1),
+            "queries below the floor (%)": round(100 * below[agora].mean(), 1),
+            "their cost to Agora (USD)": round(floor_cost, 3),
+            "Agora's cost (USD)": round(cost["agora"], 3),
+            "cost ratio at most": round(cost["natural_language"] / floor_cost, 2),
+            "cost ratio": round(cost["natural_language"] / cost["agora"], 2),
+        },
+        dtype=object,  # each figure as computed: a count stays a whole number beside the ratios
+    )
+
+
 def _arms(
     run: Callable[..., pd.DataFrame], seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params
 ) -> pd.DataFrame:
