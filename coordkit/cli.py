@@ -1,10 +1,11 @@
 """The `coordkit` command line: list the reproducible paper figures, reproduce one headless, record an LLM run,
-and run one model with the parameters it declares.
+check the papers' claims against the kit, and run one model with the parameters it declares.
 
     coordkit list
     coordkit reproduce rep-beer-fig1 --out out/ --seeds 5 --format svg
     coordkit reproduce rep-beer-fig1 --seeds 1 --replay data/recordings/rep-beer-fig1.jsonl
     coordkit record rep-beer-fig1 --seeds 1 --budget-usd 1.00
+    coordkit claims --paper rep --markdown claims.md   # the papers' claims, decided from the kit's figures
     coordkit models
     coordkit run beer-game --protocol a2a --stages 6 --seed 3 --out out/
     coordkit run beer-game --help      # every parameter, its range, default, unit and meaning
@@ -18,6 +19,7 @@ from contextlib import nullcontext
 
 from coordkit import catalogue, engines, figures
 from coordkit.outputs import atomic, writable_file, writable_folder
+from coordkit.replication import PAPERS
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 MAX_SEEDS = 10_000  # per configuration: more is a typo, or a job for sweep() and a cluster
@@ -163,7 +165,7 @@ def reproduce(args: argparse.Namespace) -> int:
     seeds = _seeds(args, figures.entry(args.figure))  # what can be checked is, before an engine or a figure loads
     writable_folder(args.figures_out)
     if not args.replay:
-        _write(*_compute_on(args.engine, args.workers, args.figure, seeds, args.base_seed), seeds, args)
+        _write(*_compute_on(args.engine, args.workers, args.figure, seeds, args.base_seed, args.fresh), seeds, args)
         return 0
     figure = figures.get(args.figure)
     _require_llm(figure)
@@ -181,6 +183,40 @@ def reproduce(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def claims(args: argparse.Namespace) -> int:
+    """Compute the replication ledger and print it; write it as Markdown, or keep it in data/ledger.csv."""
+    from coordkit.replication import ledger, report
+
+    if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
+        raise ValueError(f"--seeds {args.seeds}: use 1 to {MAX_SEEDS:,} seeds (default: each figure's own)")
+    defaults = args.paper is None and args.seeds is None and args.base_seed == 0
+    if args.write and not defaults:
+        raise ValueError("--write keeps the whole ledger at the defaults: drop --paper, --seeds and --base-seed")
+    markdown = writable_file(args.markdown, "--markdown") if args.markdown else None
+    engine = engines.resolve(args.engine, args.workers)
+    with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine):
+        entries = ledger.compute(args.paper, args.seeds, args.base_seed, fresh=args.fresh)
+    print(report.text(entries))
+    if markdown is not None:
+        command = "coordkit " + shlex.join(args.argv)
+        with atomic(markdown) as file:
+            file.write_text(report.markdown(entries, command, markdown), encoding="utf-8")
+        print(f"\nwrote the report to {markdown}")
+    if args.write:
+        with atomic(ledger.FILE) as file:
+            ledger.kept(entries).to_csv(file, index=False)
+        print(f"\nkept the ledger in {ledger.FILE}")
+    if defaults:
+        changed = [e.claim.id for e in entries if e.decision.verdict != e.claim.expected]
+        if changed:
+            print(
+                f"\ncoordkit: {len(changed)} verdict(s) differ from the expected column of data/papers/claims.csv: "
+                f"{', '.join(changed)}. Explain each change and update the column in the same commit.",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -219,14 +255,17 @@ def record(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compute_on(name: str, workers: int | None, figure_id: str, seeds: int, base_seed: int):
-    """The figure and its ``compute``, with every sweep inside it on the engine ``name`` (every figure's trials go
-    through sweep: tests/test_contract_engines.py). The engine comes first, so that a scheduler that cannot be
+def _compute_on(name: str, workers: int | None, figure_id: str, seeds: int, base_seed: int, fresh: bool = False):
+    """The figure and its data, with every sweep inside it on the engine ``name`` (every figure's trials go
+    through sweep: tests/test_contract_engines.py); read from the figure cache when this kit computed it before
+    (:mod:`coordkit.figure_cache`), unless ``fresh``. The engine comes first, so that a scheduler that cannot be
     reached is said in seconds, before the figure's family is imported."""
+    from coordkit import figure_cache
+
     engine = engines.resolve(name, workers)
     with engine if isinstance(engine, engines.DaskEngine) else nullcontext(), engines.using(engine):
         figure = figures.get(figure_id)
-        return figure, figure.compute(seeds, base_seed)
+        return figure, figure_cache.computed(figure, seeds, base_seed, fresh=fresh)
 
 
 def _require_llm(figure: figures.Figure, stand_in: bool = False) -> None:
@@ -283,6 +322,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
     run.set_defaults(command=reproduce)
+    run.add_argument("--fresh", action="store_true", help="compute the figure again, not from the figure cache")
+    ledger = commands.add_parser("claims", help="the papers' headline claims, each decided from the kit's figures")
+    ledger.add_argument("--paper", choices=PAPERS, default=None, help="one paper's claims (default: all)")
+    ledger.add_argument("--seeds", type=int, default=None, help="seeds for every figure (default: each figure's own)")
+    ledger.add_argument(
+        "--base-seed", type=_seed, default=0, help="seed the per-run seeds are derived from (default: 0)"
+    )
+    ledger.add_argument("--markdown", metavar="FILE", default=None, help="also write the ledger as a Markdown report")
+    ledger.add_argument(
+        "--write", action="store_true", help="keep the ledger in data/ledger.csv (all papers, defaults)"
+    )
+    ledger.add_argument("--fresh", action="store_true", help="compute every figure again, not from the figure cache")
+    ledger.add_argument(
+        "--engine",
+        choices=engines.ENGINES,
+        default="processes",
+        help="where the figures' sweeps run (default: processes)",
+    )
+    ledger.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
+    ledger.set_defaults(command=claims)
     rec = commands.add_parser("record", help="run a figure with LLM agents and record every call for replay")
     _figure_options(rec, figures_out="out")
     rec.add_argument("--out", default=None, help="the recording (default: data/recordings/ID.jsonl)")

@@ -8,9 +8,11 @@ A family registers each figure in its ``experiments`` module by decorating the f
 
 ``compute(seeds, base_seed, *, llm=None)`` returns the figure's tidy data; ``chart(data)`` draws it; ``compare(data)``
 returns the key numbers as a table with exactly the columns metric, paper, kit (the paper's from
-:mod:`coordkit.papers`). A figure with ``llm_agents`` plays its agents through ``llm`` when one is given; its
-``stand_in`` (a function of an :class:`~coordkit.llm.LLMRequest` answering in the prompts' format, not an LLM)
-makes keyless recordings. Families are found by :mod:`coordkit.families`: no list to keep.
+:mod:`coordkit.papers`); ``measures`` names the functions of the data that decide the papers' claims
+(``data/papers/claims.csv``), each returning an :class:`~coordkit.replication.estimates.Estimate` or a
+:class:`~coordkit.replication.estimates.Curve`. A figure with ``llm_agents`` plays its agents through ``llm``
+when one is given; its ``stand_in`` (a function of an :class:`~coordkit.llm.LLMRequest` answering in the prompts'
+format, not an LLM) makes keyless recordings. Families are found by :mod:`coordkit.families`: no list to keep.
 """
 
 from __future__ import annotations  # the annotations name Altair and pandas types, which only the families import
@@ -44,6 +46,7 @@ class Figure:
     llm_agents: bool = False
     stand_in: Callable | None = None
     small: Mapping[str, Any] = field(default_factory=dict)  # compute's keywords for a small run (the contract tests)
+    measures: Mapping[str, Callable[[pd.DataFrame], Any]] = field(default_factory=dict)  # the claims' estimates
 
 
 _REGISTRY: dict[str, Figure] = {}
@@ -59,10 +62,12 @@ def figure(
     llm_agents: bool = False,
     stand_in: Callable | None = None,
     small: Mapping[str, Any] | None = None,
+    measures: Mapping[str, Callable[[pd.DataFrame], Any]] | None = None,
 ):
     """Register the decorated ``compute(seeds, base_seed, *, llm=None)`` as the figure ``figure_id``; ``small``
     names compute's keywords for a small run that still plays every mechanism (what the contract tests play where
-    the paper's size takes seconds a seed)."""
+    the paper's size takes seconds a seed); ``measures`` names the estimates the claims ledger reads from the data
+    (:mod:`coordkit.replication`)."""
 
     def register(compute: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
         check_compute(figure_id, compute, small)
@@ -72,7 +77,16 @@ def figure(
         if known is not None and known.compute.__qualname__ != compute.__qualname__:
             raise ValueError(f"a figure with id {figure_id!r} is already registered ({known.compute.__qualname__})")
         _REGISTRY[figure_id] = Figure(
-            figure_id, description, compute, chart, compare, default_seeds, llm_agents, stand_in, dict(small or {})
+            figure_id,
+            description,
+            compute,
+            chart,
+            compare,
+            default_seeds,
+            llm_agents,
+            stand_in,
+            dict(small or {}),
+            dict(measures or {}),
         )
         return compute
 

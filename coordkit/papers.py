@@ -18,6 +18,7 @@ import pandas as pd
 from coordkit.paths import DATA
 
 COLUMNS = ("figure", "metric", "condition", "value", "unit", "source", "note")
+CLAIMS = "claims.csv"
 
 
 @cache
@@ -25,6 +26,8 @@ def published() -> pd.DataFrame:
     """Every published number of every paper, as text (``value`` is parsed by :meth:`Numbers.value`)."""
     frames = []
     for path in sorted((DATA / "papers").glob("*.csv")):
+        if path.name == CLAIMS:
+            continue  # the claims and their tests (coordkit.replication.claims), not numbers
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         if tuple(frame.columns) != COLUMNS:
             raise ValueError(f"{path.name} has columns {list(frame.columns)}; every paper file has {list(COLUMNS)}")

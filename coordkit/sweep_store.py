@@ -91,11 +91,12 @@ def code_fingerprint(run) -> str:
     module_file = getattr(sys.modules.get(run.__module__), "__file__", None)  # none for a notebook's cells
     if module_file and not Path(module_file).resolve().is_relative_to(PACKAGE.resolve()):
         files.append(Path(module_file))
-    return _fingerprint(tuple(files))
+    return files_fingerprint(tuple(files))
 
 
 @cache
-def _fingerprint(files: tuple[Path, ...]) -> str:
+def files_fingerprint(files: tuple[Path, ...]) -> str:
+    """A short hash of the files' names and bytes (each named by its path in the package, or by its own name)."""
     digest = hashlib.sha256()
     for path in files:
         digest.update(str(path.relative_to(PACKAGE) if path.is_relative_to(PACKAGE) else path.name).encode())

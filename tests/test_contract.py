@@ -36,6 +36,7 @@ from coordkit.llm import ScriptedClient
 from coordkit.model import model_id
 from coordkit.model import registered as registered_models
 from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Real
+from coordkit.replication.estimates import Curve, Estimate
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = (5e-324, 1e-310, 1e-300)  # the smallest subnormal, a subnormal, and a tiny normal number
@@ -97,6 +98,17 @@ def test_a_figure_computes_compares_and_charts(figure, seeds):
     assert len(comparison) > 0 and comparison["metric"].map(bool).all()
     svg = vl_convert.vegalite_to_svg(figure.chart(data).to_dict())
     assert svg.startswith("<svg") and "NaN" not in svg
+
+
+@pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if f.measures))
+def test_a_figures_measures_give_an_estimate_or_a_curve_from_its_data(figure_id):
+    """What the claims ledger reads (coordkit.replication): every measure a figure declares, on two small runs."""
+    figure = FIGURES[figure_id]
+    data = figure.compute(2, 0, **figure.small)
+    for name, measure in figure.measures.items():
+        measured = measure(data)
+        assert isinstance(measured, Estimate | Curve), (name, measured)
+        assert measured.text(), name
 
 
 @pytest.mark.parametrize("figure_id", sorted(f.id for f in FIGURES.values() if not f.llm_agents))

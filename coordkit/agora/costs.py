@@ -27,6 +27,7 @@ from coordkit.llm.prices import PriceTable
 from coordkit.papers import numbers
 
 ACTIVITIES = ("natural_language", "negotiation", "checks", "implementation")  # D.3's four, in its order
+SETUP = ("negotiation", "checks", "implementation")  # what a protocol costs before it is used
 ACTIVITY_OF = {f"agora.{activity}": activity for activity in ACTIVITIES}  # an LLM request's purpose → its activity
 COLUMNS = ("query", "agent", "model", "activity", "input_tokens", "output_tokens", "usd", "estimated")
 
@@ -118,3 +119,13 @@ class ChargedClient(LLMClient):
 
     def note_fallback(self, reason: str) -> None:
         self.inner.note_fallback(reason)
+
+
+def weather_costs(frame: pd.DataFrame) -> dict:
+    """Per seed's Agora arm: what setting up the protocol cost, a natural-language exchange, a protocol exchange."""
+    agora = frame[(frame["protocol"] == "agora") & (frame["query"] > 0)]
+    setup = sum(agora[f"cost_{activity}"].sum() for activity in SETUP)
+    exchanges = agora["cost_natural_language"]
+    natural = frame[(frame["protocol"] == "natural_language") & (frame["query"] > 0)]["cost"].mean()
+    in_protocol = exchanges[agora["mode"] == "protocol"].mean()
+    return {"setup": setup, "natural_language": natural, "protocol": in_protocol}

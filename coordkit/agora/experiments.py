@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from coordkit.agora import charts, stand_in
-from coordkit.agora.costs import ACTIVITIES
+from coordkit.agora import charts, measures, stand_in
+from coordkit.agora.costs import ACTIVITIES, weather_costs
 from coordkit.agora.model import ARM_NAMES, PROTOCOLS, AgoraNetwork, WeatherDemo
 from coordkit.figures import COMPARISON, figure
 from coordkit.llm import LLMClient
@@ -25,7 +25,6 @@ from coordkit.papers import numbers
 from coordkit.sweep import sweep
 
 PROGRESS_EVERY = 25  # queries between two reports of play_both's progress
-SETUP = ("negotiation", "checks", "implementation")  # what a protocol costs before it is used
 TOTAL_NAMES = {
     "cost": "cost (USD)",
     "per_query": "USD a query",
@@ -85,16 +84,6 @@ def totals(frame: pd.DataFrame) -> pd.DataFrame:
 # --- §5.2: the weather demo -----------------------------------------------------------------------------------------
 
 
-def weather_costs(frame: pd.DataFrame) -> dict:
-    """Per seed's Agora arm: what setting up the protocol cost, a natural-language exchange, a protocol exchange."""
-    agora = frame[(frame["protocol"] == "agora") & (frame["query"] > 0)]
-    setup = sum(agora[f"cost_{activity}"].sum() for activity in SETUP)
-    exchanges = agora["cost_natural_language"]
-    natural = frame[(frame["protocol"] == "natural_language") & (frame["query"] > 0)]["cost"].mean()
-    in_protocol = exchanges[agora["mode"] == "protocol"].mean()
-    return {"setup": setup, "natural_language": natural, "protocol": in_protocol}
-
-
 def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
     """The paper's cost analysis (§5.2) beside the kit's, averaged over seeds; the kit's costs are estimates."""
     paper = numbers("agora-weather")
@@ -127,6 +116,7 @@ def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
     default_seeds=1,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.WEATHER,
 )
 def weather(seeds: int = 1, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 10) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`WeatherDemo` (its frame, with ``seed``, ``protocol`` and
@@ -191,6 +181,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
     llm_agents=True,
     stand_in=stand_in.reply,
     small={"queries": AgoraNetwork.small["queries"]},
+    measures=measures.NETWORK,
 )
 def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with

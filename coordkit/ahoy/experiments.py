@@ -18,7 +18,7 @@ to one agent, so the kit's Buyer hears one Seller.
 
 import pandas as pd
 
-from coordkit.ahoy import charts, stand_in
+from coordkit.ahoy import charts, measures, stand_in
 from coordkit.ahoy.model import CONCURRENT, AhoyEnactment
 from coordkit.figures import figure
 from coordkit.llm import LLMClient
@@ -130,6 +130,7 @@ def _fell_back(kit: pd.Series) -> str:
     default_seeds=5,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.MEASURES,
 )
 def scenarios(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Every scenario for ``seeds`` seeds derived from ``base_seed``: one row per scenario and seed (the columns of

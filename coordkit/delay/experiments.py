@@ -14,7 +14,7 @@ reproduce --engine`` plays them in parallel.
 import numpy as np
 import pandas as pd
 
-from coordkit.delay import charts, fast, metrics, stand_in
+from coordkit.delay import charts, fast, measures, metrics, stand_in
 from coordkit.delay.metrics import raster_rows
 from coordkit.delay.model import DelayedDilemma
 from coordkit.delay.policies import Persona
@@ -93,6 +93,7 @@ def compare_figure4(frame: pd.DataFrame) -> pd.DataFrame:
     chart=charts.figure4,
     compare=compare_figure4,
     default_seeds=500,
+    measures=measures.MEASURES,
 )
 def figure4(
     seeds: int = 500,

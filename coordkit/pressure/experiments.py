@@ -17,7 +17,7 @@ from coordkit import stats
 from coordkit.figures import figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import Numbers, numbers
-from coordkit.pressure import calibration, charts, stand_in
+from coordkit.pressure import calibration, charts, measures, stand_in
 from coordkit.pressure.design import BASELINES, DESIGN_TRIALS, TOP_TIER, design, design_cell, strategy_cell
 from coordkit.pressure.design import conversation_seeds as conversation_seeds  # the notebooks' ex.conversation_seeds
 from coordkit.pressure.design import trials as trials  # the notebooks' ex.trials
@@ -313,6 +313,7 @@ def easy(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | Non
     chart=calibration.chart,
     compare=calibration.compare,
     default_seeds=DESIGN_TRIALS,
+    measures=measures.CALIBRATED,
 )
 def calibrated(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Tables 2, 4, 5, 6 and 7 with the cached calibrated ``failure`` (:func:`calibration.play_tables`); the

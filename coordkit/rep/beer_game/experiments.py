@@ -10,7 +10,7 @@ from coordkit import stats
 from coordkit.figures import figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.rep.beer_game import charts, metrics, stand_in
+from coordkit.rep.beer_game import charts, measures, metrics, stand_in
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
 from coordkit.sweep import sweep
 
@@ -67,6 +67,7 @@ def _settling(rounds: pd.Series) -> str:
     default_seeds=5,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.MEASURES,
 )
 def figure1(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Figure 1: every protocol over ``seeds`` default games, one row per protocol, seed, round and stage.

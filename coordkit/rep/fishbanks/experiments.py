@@ -11,7 +11,7 @@ from coordkit import stats
 from coordkit.figures import figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.rep.fishbanks import charts, metrics, stand_in
+from coordkit.rep.fishbanks import charts, measures, metrics, stand_in
 from coordkit.rep.fishbanks.model import PROTOCOL_NAMES as NAMES
 from coordkit.rep.fishbanks.model import PROTOCOLS, Fishbanks
 from coordkit.rep.fishbanks.policies import THETA_NAMES
@@ -141,6 +141,7 @@ def dissect(game: Fishbanks | pd.DataFrame, season: int) -> pd.DataFrame:
     default_seeds=5,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.MEASURES,
 )
 def figure2(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Figure 2: every protocol over ``seeds`` default games, one row per protocol, seed, season and company.

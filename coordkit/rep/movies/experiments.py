@@ -24,7 +24,8 @@ from coordkit import stats
 from coordkit.figures import figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.rep.movies import charts, fast, stand_in
+from coordkit.rep.movies import charts, fast, measures, stand_in
+from coordkit.rep.movies.metrics import THRESHOLD, per_run
 from coordkit.rep.movies.model import PROTOCOL_NAMES, READING_NAMES, MovieScheduling, outcome
 from coordkit.sweep import sweep
 
@@ -38,7 +39,6 @@ SPARSITY_PROTOCOLS = ("rep_numerical", "rep_textual", "a2a")
 PAPER_SIZES = (5, 10, 20, 50, 100, 200)
 SCALING_PROTOCOLS = ("rep_numerical", "a2a")
 SCALING_SPARSITY = 0.3  # the paper's "fixed sparsity" is not stated; the kit takes the middle regime
-THRESHOLD = MovieScheduling.parameters["convergence_threshold"].default
 
 
 def regime_rounds(
@@ -48,20 +48,6 @@ def regime_rounds(
     model = MovieScheduling(protocol=protocol, reading=reading, **REGIMES[regime], llm=llm, rng=seed).run()
     frame = model.frame()
     return frame if llm is None else frame.assign(llm_calls=model.llm_calls, llm_fallbacks=model.llm_fallbacks)
-
-
-def per_run(rounds: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """:func:`~coordkit.rep.movies.model.outcome` of every run (``by`` and seed) in a frame of many runs, with
-    its final spread."""
-    rows = [
-        {
-            **dict(zip([*by, "seed"], keys)),
-            **outcome(run["consensus"], THRESHOLD),
-            "final_spread": float(run["spread"].iloc[-1]),
-        }
-        for keys, run in rounds.groupby([*by, "seed"], sort=False)
-    ]
-    return pd.DataFrame(rows)
 
 
 def compare_sparsity(rounds: pd.DataFrame) -> pd.DataFrame:
@@ -117,6 +103,7 @@ def _against(rep: pd.Series, a2a: pd.Series) -> str:
     default_seeds=5,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.SPARSITY,
 )
 def figure3_sparsity(
     seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None, reading: str = "section7"
@@ -182,6 +169,7 @@ def compare_scaling(runs: pd.DataFrame) -> pd.DataFrame:
     default_seeds=5,
     llm_agents=True,
     stand_in=stand_in.reply,
+    measures=measures.SCALING,
 )
 def figure3_scaling(
     seeds: int = 5,

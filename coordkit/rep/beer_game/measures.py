@@ -1,0 +1,39 @@
+"""The estimates that decide REP's Beer Game claims (§5, Fig. 1; ``data/papers/claims.csv``), from Figure 1's data."""
+
+import dataclasses
+
+import pandas as pd
+
+from coordkit.rep.beer_game import metrics
+from coordkit.replication import estimates
+
+STEP_ROUND = 4  # the paper's demand shock: customer demand doubles at round 4
+
+
+def cost_reduction(rounds: pd.DataFrame) -> estimates.Estimate:
+    """How much lower REP textual's mean total cost is than A2A's, in percent (Insight 1: 41.8%)."""
+    games = metrics.per_game(rounds, STEP_ROUND)
+    cost = games.groupby("protocol")["total_cost"]
+    return estimates.reduction(cost.get_group("rep_textual"), cost.get_group("a2a"))
+
+
+def rounds_to_stabilise(protocol: str):
+    """Rounds from the shock until ``protocol``'s chain is settled for good (:func:`.metrics.rounds_to_stabilise`),
+    mean over games; a game that never settles counts as all the rounds after the shock plus one."""
+
+    def measure(rounds: pd.DataFrame) -> estimates.Estimate:
+        games = metrics.per_game(rounds[rounds["protocol"] == protocol], STEP_ROUND)
+        never = rounds["round"].max() - STEP_ROUND + 1
+        unsettled = int(games["rounds_to_stabilise"].isna().sum())
+        mean = estimates.mean(games["rounds_to_stabilise"].fillna(never), unit="rounds", bounds=(0, never))
+        label = f"{unsettled} of {len(games)} games never settle, each counted as {never}" if unsettled else ""
+        return dataclasses.replace(mean, label=label)
+
+    return measure
+
+
+MEASURES = {
+    "cost_reduction": cost_reduction,
+    "rep_rounds_to_stabilise": rounds_to_stabilise("rep_textual"),
+    "a2a_rounds_to_stabilise": rounds_to_stabilise("a2a"),
+}

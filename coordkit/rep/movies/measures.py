@@ -1,0 +1,57 @@
+"""The estimates that decide REP's movie-scheduling claims (§7, Fig. 3; ``data/papers/claims.csv``), from Figure 3's
+data. REP is REP numerical, as the notebook's comparisons take it (its consensus is the paper's REP line's)."""
+
+import pandas as pd
+
+from coordkit.rep.movies.metrics import per_run
+from coordkit.rep.movies.model import MovieScheduling
+from coordkit.replication import estimates
+
+HORIZON = MovieScheduling.parameters["rounds"].default  # a run that never converges counts as one round past it
+
+
+def _by_regime(protocol: str, column: str, scale: float, unit: str, bounds: tuple[float, float]):
+    """A curve over the connectivity regimes, in the figure's order, of ``column`` of :func:`per_run` for
+    ``protocol``, mean over runs."""
+
+    def measure(rounds: pd.DataFrame) -> estimates.Curve:
+        runs = per_run(rounds[rounds["protocol"] == protocol], ["protocol", "regime"])
+        values = runs.assign(value=scale * runs[column].fillna(HORIZON + 1))
+        points = [
+            (regime, estimates.mean(values.loc[values["regime"] == regime, "value"], unit=unit, bounds=bounds))
+            for regime in rounds["regime"].unique()
+        ]
+        return estimates.curve("regime", points)
+
+    return measure
+
+
+def rep_rounds_by_population(runs: pd.DataFrame) -> estimates.Curve:
+    """REP's mean convergence round per population (a run that never converges counts as one round past the
+    horizon)."""
+    rep = runs[runs["protocol"] == "rep_numerical"]
+    points = [
+        (
+            int(size),
+            estimates.mean(group["convergence_round"].fillna(HORIZON + 1), unit="rounds", bounds=(1, HORIZON + 1)),
+        )
+        for size, group in rep.groupby("population")
+    ]
+    return estimates.curve("population", points, x_unit="agents")
+
+
+def a2a_converged_beyond_20(runs: pd.DataFrame) -> estimates.Estimate:
+    """How many A2A runs with more than 20 agents reach the consensus threshold."""
+    large = runs[(runs["protocol"] == "a2a") & (runs["population"] > 20)]
+    return estimates.exact(int(large["converged"].sum()), len(large), unit="")
+
+
+SPARSITY = {
+    "rep_final_consensus_by_regime": _by_regime("rep_numerical", "final_consensus", 100, "%", (0, 100)),
+    "rep_convergence_round_by_regime": _by_regime("rep_numerical", "convergence_round", 1, "rounds", (1, HORIZON + 1)),
+    "a2a_max_consensus_by_regime": _by_regime("a2a", "max_consensus", 100, "%", (0, 100)),
+}
+SCALING = {
+    "rep_rounds_by_population": rep_rounds_by_population,
+    "a2a_converged_beyond_20": a2a_converged_beyond_20,
+}
