@@ -1,16 +1,27 @@
-"""The whole suite's hooks: how pytest-xdist shares the tests among workers, and the browser tests' summary.
+"""The whole suite's hooks: how pytest-xdist shares the tests among workers, and the browser tests' summary; and a
+figure cache of the suite's own.
 
-Both live here, at the top of the suite, because under xdist the controller process collects nothing: it loads the
-conftest files of the command's paths (tests/, notebooks/) but not tests/browser/conftest.py.
+The hooks live here, at the top of the suite, because under xdist the controller process collects nothing: it loads
+the conftest files of the command's paths (tests/, notebooks/) but not tests/browser/conftest.py.
 """
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
+
+# Figures the tests compute (coordkit.figure_cache) go to a folder of this process's own, removed at exit: never
+# into the user's cache, and never read back from a run of other code.
+os.environ["COORDKIT_CACHE"] = tempfile.mkdtemp(prefix="coordkit-test-cache-")
+atexit.register(shutil.rmtree, os.environ["COORDKIT_CACHE"], ignore_errors=True)
 
 BROWSER = "tests/browser/"
 _browser_rows: dict[str, list[str]] = {}  # test → its summary rows, from its report (tests/browser/conftest.py)
 
 
-FIRST = ("tests/browser/", "notebooks/solutions/", "notebooks/")  # the longest units, in this order
+FIRST = ("tests/browser/", "tests/test_replication_ledger.py", "notebooks/solutions/", "notebooks/")  # longest first
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
