@@ -337,8 +337,8 @@ def _parser() -> argparse.ArgumentParser:
     ledger.add_argument(
         "--engine",
         choices=engines.ENGINES,
-        default="processes",
-        help="where the figures' sweeps run (default: processes)",
+        default="serial",
+        help="where the figures' sweeps run: here, local processes, or Dask (default: serial)",
     )
     ledger.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
     ledger.set_defaults(command=claims)

@@ -26,7 +26,7 @@ from coordkit.outputs import atomic
 from coordkit.paths import DATA
 from coordkit.sweep_store import PACKAGE, files_fingerprint
 
-NOT_INPUTS = ("README.md", "notebook_times.csv", "claims.csv")  # data files no figure reads
+NOT_INPUTS = ("README.md", "notebook_times.csv", "claims.csv", "ledger.csv")  # data files no figure reads
 
 
 def folder() -> Path:

@@ -66,7 +66,7 @@ def pressure_field_rate_by_agents(frame: pd.DataFrame) -> estimates.Curve:
         (int(count), estimates.rate(int(group["solved"].sum()), len(group)))
         for count, group in pressure_field.groupby("agent_count")
     ]
-    return estimates.curve("agent_count", points, x_unit="agents")
+    return estimates.curve("agent count", points, x_unit="agents")
 
 
 def pressure_field_rate(frame: pd.DataFrame) -> estimates.Estimate:
