@@ -248,6 +248,12 @@ def test_table6_compares_in_exactly_three_columns_with_escalation_off_as_rows():
     assert comparison["kit"].str.match(r"\d+/\d+ = ").all()  # whole trials, not 10.0/10.0
 
 
+def test_table6_with_escalation_alone_plays_the_same_trials_as_its_rows_in_the_whole_table():
+    """What the calibrated tables play (Table 6 as the paper ran it), without the half they would throw away."""
+    whole, alone = ex.escalation(2), ex.escalation(2, escalations=(True,))
+    pd.testing.assert_frame_equal(alone, whole[whole["escalation"]].reset_index(drop=True))
+
+
 def test_the_comparisons_read_the_papers_numbers_from_its_file():
     table2 = ex.compare_table2(ex.table2(2)).set_index("metric")["paper"]
     assert table2["chi-square across strategies"] == "68.1, p < 1e-13"

@@ -123,8 +123,11 @@ def load_predictions() -> pd.DataFrame:
 def play_tables(failure: float, seeds: int = DESIGN_TRIALS, base_seed: int = 0) -> pd.DataFrame:
     """Tables 2, 4, 5, 6 (escalation on, as the paper ran it) and 7, each its registered figure, with actors that
     fail with probability ``failure``: one row per trial, with the figure it belongs to in ``figure``."""
-    tables = {figure_id: figures.get(figure_id).compute(seeds, base_seed, failure=failure) for figure_id in TABLES}
-    tables["pressure-table6"] = tables["pressure-table6"].query("escalation")
+    as_run = {"pressure-table6": {"escalations": (True,)}}
+    tables = {
+        figure_id: figures.get(figure_id).compute(seeds, base_seed, failure=failure, **as_run.get(figure_id, {}))
+        for figure_id in TABLES
+    }
     return pd.concat([frame.assign(figure=figure_id) for figure_id, frame in tables.items()], ignore_index=True)
 
 

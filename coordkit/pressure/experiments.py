@@ -280,11 +280,17 @@ def scaling(seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | 
     stand_in=stand_in.reply,
 )
 def escalation(
-    seeds: int = DESIGN_TRIALS, base_seed: int = 0, *, llm: LLMClient | None = None, **actor
+    seeds: int = DESIGN_TRIALS,
+    base_seed: int = 0,
+    *,
+    llm: LLMClient | None = None,
+    escalations: tuple[bool, ...] = (True, False),
+    **actor,
 ) -> pd.DataFrame:
-    """Table 6 and beyond: every strategy on 7×7 with 8 empty, with model escalation on and off; ``actor`` as in
-    :func:`table2`."""
-    grid = {"escalation": [True, False], "strategy": list(STRATEGIES)}
+    """Table 6 and beyond: every strategy on 7×7 with 8 empty, with model escalation on and off (``escalations``:
+    Table 6 as the paper ran it is ``(True,)``; every cell plays the same trials, so either setting's rows are the
+    same alone or together); ``actor`` as in :func:`table2`."""
+    grid = {"escalation": list(escalations), "strategy": list(STRATEGIES)}
     fixed = {"per_strategy": seeds, "condition": "escalation", "n": 7, "empty": 8, **actor}
     return sweep_cells(strategy_cell, grid, base_seed, fixed={**fixed, "llm": llm}, desc="Table 6 conditions")
 
