@@ -1,5 +1,4 @@
-"""A figure's data, computed once per version of the kit and shared by `coordkit reproduce`, `coordkit claims` and
-the notebooks that read the claims.
+"""A figure's data, computed once per version of the kit and shared by `coordkit reproduce` and `coordkit claims`.
 
 A figure computed at some seeds and base seed is kept, pickled, in the cache folder (``$COORDKIT_CACHE``, else
 ``$XDG_CACHE_HOME/coordkit``, else ``~/.cache/coordkit``), under ``figures/``, named by the figure, the seeds,
