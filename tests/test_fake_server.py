@@ -122,28 +122,29 @@ def test_an_empty_reply_has_no_content_blocks():
 
 
 def test_sixty_four_concurrent_calls_are_not_serialised():
-    """Each call takes a second, so that all 64 threads have started while the first are still in flight, even on a
-    loaded machine (at 0.2 s a busy CI worker started too few in time: 29 in flight); serialised, they would take
-    over a minute."""
-    with FakeLLMServer(latency_s=1.0) as server:
+    """The 64 threads wait at a barrier until all have started, then call at once: on a loaded machine, threads started
+    one by one could finish their 0.2 s calls before the last had begun (a busy CI worker saw 29 in flight)."""
+    started: list[float] = []
+    ready = threading.Barrier(64, action=lambda: started.append(time.perf_counter()))
+    with FakeLLMServer(latency_s=0.2) as server:
         client = sdk(server, max_retries=0)
         replies, errors = [], []
 
         def call():
+            ready.wait()
             try:
                 replies.append(ask(client).content[0].text)
             except Exception as error:  # pragma: no cover - reported by the assertion below
                 errors.append(error)
 
         threads = [threading.Thread(target=call) for _ in range(64)]
-        started = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started[0]
     assert errors == [] and len(replies) == 64
-    assert elapsed < 5
+    assert elapsed < 1.5
     assert server.peak_in_flight >= 32
 
 
