@@ -256,7 +256,7 @@ class ExperimentPanel:
         self.output = widgets.VBox()  # one slot per item shown: a LiveChart for a chart, an Output for anything else
         heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
-        controls = widgets.VBox(list(self.controls.values()))
+        controls = self.controls_box = widgets.VBox(list(self.controls.values()))
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.run_button.on_click(lambda _: self.refresh())
         buttons = [self.run_button] if on_demand else []
@@ -295,11 +295,20 @@ class ExperimentPanel:
         self._grey_out_inactive()
         self._set_status("running…", GREY)
         extra = {"progress": self._show_progress} if self._takes_progress else {}
-        started = time.perf_counter()
-        settings = self.settings
         self.result = None
         try:
-            self.result = self._run(**self.values, **extra)
+            self._present(lambda: self._run(**self.values, **extra))
+        finally:
+            self.progress.layout.visibility = "hidden"
+            self._last_run = time.monotonic()
+
+    def _present(self, produce: Callable[[], Any]) -> bool:
+        """Set ``result`` to what ``produce()`` returns and show its chart; whatever either raises goes to the status
+        line, with the charts cleared. Whether it went well."""
+        started = time.perf_counter()
+        settings = self.settings
+        try:
+            self.result = produce()
             # Altair validates every mark as it is made, unless told not to: 2-8 ms a chart; a new slot's whole
             # spec is validated in `_show` instead
             with debug_mode(False):
@@ -310,12 +319,10 @@ class ExperimentPanel:
             cleared = " (the previous run's charts were cleared)" if self.output.children else ""
             self._clear(settings, error)
             self._set_status(f"error: {_summary(error)}{cleared}", RED)
-        else:
-            self.last_error = None
-            self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
-        finally:
-            self.progress.layout.visibility = "hidden"
-            self._last_run = time.monotonic()
+            return False
+        self.last_error = None
+        self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
+        return True
 
     def _grey_out_inactive(self) -> None:
         """Disable each control whose `active_when` says it has no effect with the current values."""

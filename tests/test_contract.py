@@ -9,7 +9,7 @@ Parametrised over the registries, so a new family is tested as soon as its ``exp
 - every model refuses one bad value of each kind for every declared parameter with a clear error, takes -0.0 as
   0.0, takes a tiny or subnormal number or refuses it clearly, refuses a seed that is not one, is refused
   ``--PARAMETER -inf`` on the command line by the option's name, is deterministic, and has
-  ``run``/``frame``/``summary``;
+  ``run``/``frame``/``summary``, and a state view for its player that moves step by step and updates in place;
 - the papers' published numbers follow one schema and belong to registered figures.
 
 The policies' contract is in ``test_policy_contract.py``.
@@ -29,9 +29,10 @@ import pandas as pd
 import pytest
 import vl_convert
 
-from coordkit import cli, figures, papers
+from coordkit import cli, figures, papers, views
 from coordkit.families import families
 from coordkit.figures import COMPARISON
+from coordkit.live_chart import spec_of
 from coordkit.llm import ScriptedClient
 from coordkit.model import model_id
 from coordkit.model import registered as registered_models
@@ -313,3 +314,56 @@ def test_the_papers_numbers_follow_one_schema_and_belong_to_figures():
     assert (table["source"].str.len() > 0).all() and (table["metric"].str.len() > 0).all()
     keys = table[["figure", "metric", "condition"]]
     assert not keys.duplicated().any(), keys[keys.duplicated()]
+
+
+VIEW_KEYS = ("mark", "layer", "hconcat", "vconcat", "concat", "facet", "repeat", "spec")
+VIEW_STEPS = 6
+
+
+def spec_shape(spec: dict) -> str:
+    """What must stay the same for the page to update a live chart in place (coordkit/live_chart.js, ``prepare``): the
+    spec without its datasets' values and names, the titles of its views and the size of its top view."""
+    names = {name: f"ck-data-{i}" for i, name in enumerate(spec.get("datasets", {}))}
+    text = json.dumps(spec)
+    for name, position in names.items():
+        text = text.replace(json.dumps(name), json.dumps(position))
+    shape = json.loads(text)
+    shape["datasets"] = list(shape.get("datasets", {}))
+    for key in ("width", "height"):
+        if isinstance(shape.get(key), (int, float)):
+            shape[key] = "in place"
+
+    def untitled(node, top=False):
+        if isinstance(node, list):
+            return [untitled(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        is_view = top or any(key in node for key in VIEW_KEYS)
+        return {
+            key: value if key in ("datasets", "encoding", "data") else untitled(value)
+            for key, value in node.items()
+            if not (is_view and key == "title")
+        }
+
+    return json.dumps(untitled(shape, top=True), sort_keys=True)
+
+
+def test_a_model_has_a_state_view_that_moves_and_updates_in_place(model):
+    """Every model has a state view (coordkit/views.py) for its player: drawn at step 0 and at every step after, it
+    changes its data as the model moves, and nothing the page could not update in place (the live chart's shape)."""
+    view = views.view_of(model)
+    played = model(**model.small, rng=3)
+    try:
+        specs = [spec_of(view(played))]
+        while played.running and len(specs) <= VIEW_STEPS:
+            played.step()
+            specs.append(spec_of(view(played)))
+    finally:
+        if hasattr(played, "close"):
+            played.close()
+    shapes = {spec_shape(spec) for spec in specs}
+    assert len(shapes) == 1, f"{model.__name__}'s view changes more than data and titles from one step to the next"
+    data = {json.dumps(spec.get("datasets"), sort_keys=True) for spec in specs}
+    assert len(data) > 1, f"{model.__name__}'s view shows the same data at steps 0 to {played.steps}"
+    for spec in specs[:: len(specs) - 1]:
+        assert vl_convert.vegalite_to_svg(spec).startswith("<svg")
