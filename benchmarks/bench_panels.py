@@ -1,6 +1,7 @@
-"""Panel latency in a real browser: from an input event to the updated chart on screen.
+"""Panel latency in a real browser: from an input event to the updated chart on screen; and players' frame times.
 
-    .venv/bin/python benchmarks/bench_panels.py [--events 15] [--passes 1] [--notebooks 00 03]
+    .venv/bin/python benchmarks/bench_panels.py [--events 15] [--passes 1] [--notebooks 00 03] [--frames 40]
+        [--players-only]
 
 Runs every notebook in JupyterLab in headless Chromium (the machinery of tests/browser/lab.py), then, for every
 panel at its defaults, sends ``--events`` input events one after the other, each once the previous one has settled:
@@ -19,6 +20,13 @@ last line gives the worst p50 and p95 beside the targets: p50 ≤ 150 ms, p95 �
 With ``--passes N`` it goes over every notebook N times and pools each panel's events: a shared VM's speed drifts
 (the same chart took 46, 55 and 78 ms to build within ten minutes here), and one pass times each panel within one
 half-minute. The pooled table shows each pass's p50 beside the pooled figures, so a slow pass stays visible.
+
+A player (coordkit/player.py) is a panel too, timed as above (a change of a control resets its model). Then it plays at
+its top speed (20 frames a second): Reset, Play, until ``--frames`` frames are drawn (Reset and Play again when a run
+ends first). A frame's time is the time from one frame on screen to the next (its live chart's draws), so it holds
+the model's step, the view, its spec, the messages and Vega's drawing; "kernel" is the status line's "done in" of each
+frame (step, view and spec). The target: every player at 5 frames a second or more, p95 ≤ 200 ms. ``--players-only``
+skips the panels' events.
 """
 
 import argparse
@@ -34,6 +42,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 import lab  # noqa: E402 (found on the path set just above)
+import lab_player  # noqa: E402
+
+TARGET_FRAME_P95_MS = 200  # 5 frames a second
 
 TARGET_P50_MS = 150
 TARGET_P95_MS = 250
@@ -254,9 +265,51 @@ def debounce_default() -> float | None:
     return inspect.signature(ExperimentPanel).parameters["debounce"].default
 
 
-def run_pass(server, chromium, names: list[str], events: int) -> list[PanelResult]:
-    """Every panel of every notebook timed once (a fresh kernel per notebook), each printed as it is done."""
-    results = []
+@dataclass
+class PlayerResult:
+    notebook: str
+    index: int
+    clock: str  # the clock's last text: what a step is called, and how far the last run went
+    intervals: list[float]  # ms from each frame on screen to the next
+    kernel: list[float]  # ms: each frame's "done in"
+
+    def row(self) -> str:
+        p50, p95 = statistics.median(self.intervals), nearest_rank(self.intervals, 0.95)
+        kernel50, kernel95 = statistics.median(self.kernel), nearest_rank(self.kernel, 0.95)
+        return (
+            f"{self.notebook:<30} {self.index:>5}  {len(self.intervals):>6}  {p50:5.0f}ms {p95:5.0f}ms "
+            f"{1000 / p50:6.1f}/s  {kernel50:5.0f}ms {kernel95:5.0f}ms  {self.clock[:40]}"
+        )
+
+    @property
+    def p95(self) -> float:
+        return nearest_rank(self.intervals, 0.95)
+
+
+def play_frames(panel, frames: int, timeout_ms: float) -> tuple[list[float], list[float], str]:
+    """Play the player at its top speed until ``frames`` frame-to-frame times are measured: (the times, each frame's
+    kernel time, the clock's last text)."""
+    lab_player.set_speed(panel, lab_player.TOP_SPEED)
+    intervals: list[float] = []
+    kernel: list[float] = []
+    while len(intervals) < frames:
+        lab.change_and_wait(panel, lambda: lab_player.press(panel, "reset") or "Reset", timeout=timeout_ms / 1000)
+        played = lab_player.play(panel, frames=frames - len(intervals) + 1, timeout=timeout_ms / 1000)
+        if lab_player.ENDED not in lab_player.clock(panel):
+            lab_player.pause(panel)
+        if len(played.intervals) == 0:
+            raise RuntimeError(f"Play drew {len(played.frame_times)} frames (clock {played.clocks})")
+        intervals += played.intervals
+        kernel += [ms for ms in map(lab.kernel_ms, played.statuses) if ms is not None]
+    return intervals[:frames], kernel, lab_player.clock(panel)
+
+
+def run_pass(
+    server, chromium, names: list[str], events: int, frames: int, players_only: bool
+) -> tuple[list[PanelResult], list[PlayerResult]]:
+    """Every panel of every notebook timed once (a fresh kernel per notebook), and every player played, each printed as
+    it is done."""
+    results, players = [], []
     for name in names:
         page = lab.new_page(chromium)
         try:
@@ -268,27 +321,34 @@ def run_pass(server, chromium, names: list[str], events: int) -> list[PanelResul
             for index in range(lab.panels(page).count()):
                 panel = lab.panels(page).nth(index)
                 panel.scroll_into_view_if_needed()
+                is_player = lab_player.is_player(panel)
+                if players_only and not is_player:
+                    continue
                 if lab.is_on_demand(panel):
                     print(f"{name:<30} {index:>5}  on demand (a Run button; not a live panel): {run_times(panel)}")
                     continue
                 try:
                     wait_until_drawn(panel, 60_000)  # a chart first drawn now would pass for a redraw
-                    control = choose(panel, 60_000)
-                    if control is None:
-                        print(f"{name:<30} {index:>5}  (no slider or dropdown)")
-                        continue
-                    samples = measure(panel, control, events)
+                    if not players_only:
+                        control = choose(panel, 60_000)
+                        if control is None:
+                            print(f"{name:<30} {index:>5}  (no slider or dropdown)")
+                        else:
+                            result = PanelResult(name, index, control.label, measure(panel, control, events))
+                            results.append(result)
+                            print(result.row(), flush=True)
+                    if is_player:
+                        player = PlayerResult(name, index, *play_frames(panel, frames, 120_000))
+                        players.append(player)
+                        print(f"player: {player.row()}", flush=True)
                 except (TimeoutError, RuntimeError) as error:
                     shot = lab.screenshot_element(panel, "bench", name.removesuffix(".ipynb"), f"panel{index}")
                     print(f"{name:<30} {index:>5}  FAILED: {error} (screenshot: {shot})")
                     continue
-                result = PanelResult(name, index, control.label, samples)
-                results.append(result)
-                print(result.row(), flush=True)
         finally:
             page.context.close()
             server.shutdown_kernels()
-    return results
+    return results, players
 
 
 def pooled(passes: list[list[PanelResult]]) -> list[tuple[PanelResult, list[float]]]:
@@ -303,11 +363,32 @@ def pooled(passes: list[list[PanelResult]]) -> list[tuple[PanelResult, list[floa
     ]
 
 
+def report_players(players: list[PlayerResult]) -> None:
+    """The players' frame times, and the slowest p95 beside the target."""
+    header = (
+        f"{'notebook':<30} {'panel':>5}  {'frames':>6}  {'p50':>7} {'p95':>7} {'fps':>8}  {'kernel':>7} {'k p95':>7}  "
+        "clock at the end"
+    )
+    print(f"\nplayers at their top speed ({lab_player.TOP_SPEED} frames a second asked): time from frame to frame")
+    print(header)
+    print("-" * len(header))
+    for player in players:
+        print(player.row())
+    worst = max(players, key=lambda player: player.p95)
+    verdict = "meets" if worst.p95 <= TARGET_FRAME_P95_MS else "MISSES"
+    print(
+        f"slowest p95 {worst.p95:.0f} ms ({worst.notebook} panel {worst.index}; target ≤ {TARGET_FRAME_P95_MS} ms, "
+        f"5 frames a second: {verdict}); kernel = each frame's 'done in' (step, view, spec)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=15, help="input events per panel and pass (default 15)")
     parser.add_argument("--passes", type=int, default=1, help="passes over every notebook, pooled (default 1)")
     parser.add_argument("--notebooks", nargs="*", help="notebook name prefixes (default: all)")
+    parser.add_argument("--frames", type=int, default=40, help="frames timed per player (default 40)")
+    parser.add_argument("--players-only", action="store_true", help="time the players' frames only")
     args = parser.parse_args()
 
     reason = lab.skip_reason()
@@ -325,6 +406,7 @@ def main() -> int:
         f"{'kernel':>7} {'rest':>7} {'→running':>9} {'→screen':>8}  {'same chart':>10}"
     )
     passes: list[list[PanelResult]] = []
+    players: list[PlayerResult] = []
     started = time.monotonic()
     with lab.JupyterLab() as server, lab.browser() as chromium:
         for number in range(1, args.passes + 1):
@@ -332,11 +414,15 @@ def main() -> int:
                 print(f"\npass {number} of {args.passes}")
             print(header)
             print("-" * len(header))
-            passes.append(run_pass(server, chromium, names, args.events))
+            results, played = run_pass(server, chromium, names, args.events, args.frames, args.players_only)
+            passes.append(results)
+            players += played
+    if players:
+        report_players(players)
     results = pooled(passes)
     if not results:
-        print("no panel measured")
-        return 1
+        print("no panel measured" if not args.players_only else "")
+        return 0 if players else 1
     if args.passes > 1:
         print(f"\nall {args.passes} passes pooled ({args.events * args.passes} events per panel)")
         print(f"{header}  p50 of each pass")

@@ -55,13 +55,19 @@ class ModelPlayer(ExperimentPanel):
         params = [*controls(model, names, start=start, **overrides), seed]
         super().__init__(self._new_model, params, chart=view or views.view_of(model), title=title, run_on_start=False)
 
-        self.play_button = widgets.Button(description="Play", icon="play", button_style="success")
-        self.step_button = widgets.Button(description="Step", icon="step-forward")
-        self.reset_button = widgets.Button(description="Reset", icon="undo")
+        button = widgets.Layout(width="7em")
+        self.play_button = widgets.Button(description="Play", icon="play", button_style="success", layout=button)
+        self.step_button = widgets.Button(description="Step", icon="step-forward", layout=button)
+        self.reset_button = widgets.Button(description="Reset", icon="undo", layout=button)
         self.speed = widgets.IntSlider(
-            value=fps, min=SPEEDS[0], max=SPEEDS[1], description="frames a second", continuous_update=False
+            value=fps,
+            min=SPEEDS[0],
+            max=SPEEDS[1],
+            description="frames a second",
+            continuous_update=False,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="22em"),
         )
-        self.speed.style.description_width = "initial"
         self.clock = widgets.HTML()
         self.play_button.on_click(lambda _: self.pause() if self.playing else self.play())
         self.step_button.on_click(lambda _: self._step_by_hand())

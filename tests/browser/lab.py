@@ -17,6 +17,7 @@ The machinery lives in the modules beside this one, re-exported here:
 - ``lab_charts``: the charts in the outputs, whether they are drawn, whether their text shows whole, and what they hide
   (a line squashed by another's scale, a colour shared with a legend it is not in);
 - ``lab_panels``: the panels, their controls, and changing a control and waiting for the panel to run again;
+- ``lab_player`` (imported as itself): the players, pressing Play, Pause, Step, and recording the frames they draw;
 - ``lab_screenshots``: screenshots under test-artifacts/browser/, taken when a block fails.
 
 A JavaScript handle on the application (``window.jupyterapp``, exposed by the server option

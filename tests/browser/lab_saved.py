@@ -9,6 +9,7 @@ compare that with what the live panels showed when the notebook was saved.
 """
 
 import json
+import time
 from pathlib import Path
 
 import nbformat
@@ -18,9 +19,10 @@ from nbconvert import HTMLExporter
 
 # In the page: [{key, how, settings, parts}] for every panel, in order; `how` is "widgets" (drawn: its controls and
 # charts read) or "static view" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
-# view drawn as SVG, or its snapshot), a table's or other output's visible text.
+# view drawn as SVG, or its snapshot), a table's or other output's visible text. With `staticOnly`, every static view,
+# shown or hidden (a live panel's, which the notebook keeps), and nothing else.
 JS_PANELS_SHOWN = r"""
-async () => {
+async (staticOnly) => {
     const shown = el => el.getClientRects().length > 0;
     const svgTexts = svg => [...svg.querySelectorAll('text')].map(t => t.textContent.trim()).filter(Boolean);
     const scratch = document.createElement('div');
@@ -67,7 +69,7 @@ async () => {
     ]));
     const statics = new Map([...document.querySelectorAll('.coordkit-static-view')].map(view => [keyOf(view), view]));
     const drawn = new Set();
-    for (const panel of document.querySelectorAll('.coordkit-panel')) {
+    for (const panel of staticOnly ? [] : document.querySelectorAll('.coordkit-panel')) {
         const key = panel.querySelector('[data-coordkit-key]')?.dataset.coordkitKey ?? '';
         if (!shown(panel)) continue;
         drawn.add(key);
@@ -85,7 +87,7 @@ async () => {
         panels.push({key, how: 'widgets', settings, parts, order: panel});
     }
     for (const [key, view] of statics) {
-        if (drawn.has(key) || !shown(view)) continue;
+        if (!staticOnly && (drawn.has(key) || !shown(view))) continue;
         const parts = [];
         for (const part of [...view.children].slice(1)) parts.push(await partTexts(part));
         panels.push({key, how: 'static view', settings: settingsOf(view), parts, order: view});
@@ -96,28 +98,26 @@ async () => {
 }
 """.replace("SVG_OF_IMAGE", JS_SVG_OF_IMAGE)
 
-# In a live page: whether every panel's static view (hidden, in the notebook) holds the settings its controls show.
-JS_STATIC_VIEWS_CURRENT = r"""
-(live) => live.every(panel => {
-    const view = document.querySelector(`.coordkit-static-${CSS.escape(panel.key)}`);
-    if (!view) return false;
-    const settings = Object.fromEntries([...view.querySelectorAll('.coordkit-setting')].map(setting => [
-        setting.querySelector('.coordkit-setting-label').textContent,
-        setting.querySelector('.coordkit-setting-value').textContent]));
-    return JSON.stringify(settings) === JSON.stringify(panel.settings);
-})
-"""
-
 
 def panels_shown(page) -> list[dict]:
     """Every panel the page shows, in order: {"key", "how", "settings", "parts"} (see JS_PANELS_SHOWN)."""
-    return page.evaluate(JS_PANELS_SHOWN)
+    return page.evaluate(JS_PANELS_SHOWN, False)
 
 
 def wait_for_static_views(page, live: list[dict], timeout: float = 20.0) -> None:
-    """Wait until each live panel's static view holds the settings its controls show (the page sends each chart's
-    picture a moment after drawing it; then the kernel replaces the view)."""
-    page.wait_for_function(JS_STATIC_VIEWS_CURRENT, arg=live, timeout=timeout * 1000)
+    """Wait until each live panel's static view (hidden, in the notebook) holds the settings its controls show and the
+    texts of the charts it draws: the page sends each chart's picture a moment after drawing it (after a player's
+    last frame, too), then the kernel replaces the view. Raises TimeoutError naming the panels still behind."""
+    deadline = time.monotonic() + timeout
+    while True:
+        statics = {view["key"]: view for view in page.evaluate(JS_PANELS_SHOWN, True)}
+        held = {key: (view["settings"], view["parts"]) for key, view in statics.items()}
+        behind = [panel["key"] for panel in live if held.get(panel["key"]) != (panel["settings"], panel["parts"])]
+        if not behind:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"static views behind their panels after {timeout:.0f} s: {behind}")
+        page.wait_for_timeout(250)
 
 
 def without_widget_state(saved: dict) -> dict:

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import lab
+import lab_player
 import lab_saved
 import pytest
 import test_glossary
@@ -171,6 +172,9 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
                     unchanged += 1
                     notes.append(f"  note: {what}: {update.action} ran again, chart unchanged")
 
+        if lab_player.is_player(panel):
+            failures += _player_problems(panel, where, stem, index)
+
         if os.environ.get("COORDKIT_BROWSER_SCREENSHOTS"):  # a picture of every panel, failed or not
             lab.screenshot_element(panel, stem, f"panel{index}", "after-changes")
 
@@ -193,6 +197,39 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
     assert not failures, f"{name}: {len(failures)} panel problems:\n" + "\n".join(failures)
 
 
+def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
+    """A player, pressed as a student presses it: Play draws frame after frame, its clock counting up the steps;
+    Pause stops it (nothing is drawn for a second after); Step moves it one step. Left paused (or at its end), so that
+    the saved notebook must show that frame."""
+    shot = lambda what: lab.screenshot_element(panel, stem, f"panel{index}", what)  # noqa: E731
+    lab_player.press(panel, "reset")
+    played = lab_player.play(panel, frames=4)
+    steps = played.steps
+    if len(played.frame_times) < 2 or len(set(steps)) < 2 or steps != sorted(steps):
+        drew = f"Play drew {len(played.frame_times)} frames, clock {played.clocks}"
+        return [f"{where}: {drew}; screenshot: {shot('play')}"]
+    if lab_player.ENDED in played.clocks[-1]:
+        return []  # a short run ended before Pause: its end is its last frame
+    lab_player.pause(panel)
+    lab_player.record(panel)
+    panel.page.wait_for_timeout(1000)
+    after_pause = lab_player.recorded(panel)
+    if after_pause.frame_times or after_pause.clocks[1:]:
+        return [f"{where}: after Pause it went on: clock {after_pause.clocks}; screenshot: {shot('pause')}"]
+    before = lab_player.step_of(lab_player.clock(panel))
+    lab_player.record(panel)
+    lab_player.press(panel, "step")
+    panel.page.wait_for_function(
+        "panel => panel.__coordkit_player.record.draws.length > 0", arg=panel.element_handle(), timeout=30_000
+    )
+    stepped = lab_player.step_of(lab_player.clock(panel))
+    if stepped != before + 1:
+        return [f"{where}: Step moved the clock from {before} to {stepped}; screenshot: {shot('step')}"]
+    if lab.STATUS_ERROR.match(lab.status_text(panel)):
+        return [f"{where}: playing failed: {lab.status_text(panel)}; screenshot: {shot('error')}"]
+    return []
+
+
 def _chart_problems(page, panel, cell: int | None) -> list[str]:
     """What a panel shows after a change that a reader must not see: chart text cut or clipped, an output wider than
     the column."""
@@ -213,8 +250,8 @@ def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder,
         assert not seen_twice, f"{name}: {seen_twice} static views shown beside their live panels"
         try:
             lab_saved.wait_for_static_views(page, live)
-        except Exception as error:  # playwright's TimeoutError
-            raise AssertionError(f"{name}: the static views did not follow the controls within 20 s") from error
+        except TimeoutError as error:
+            raise AssertionError(f"{name}: the static views did not follow the panels: {error}") from error
         saved = lab.save_notebook(page, jupyter_lab, name)
         assert saved["metadata"].get("widgets"), f"{name}: saved without its widget state"
 

@@ -1,0 +1,155 @@
+"""`ModelPlayer` without a kernel: Step, Reset, the end of a run, a failed step, and Play and Pause in an event loop.
+
+The mechanics are tested on the Beer Game with a one-point view that shows the round (so that a frame is cheap and
+its content known); the last test plays every model's own state view."""
+
+import asyncio
+
+import altair as alt
+import pandas as pd
+import pytest
+
+from coordkit import views
+from coordkit.live_chart import LiveChart
+from coordkit.model import models
+from coordkit.player import ModelPlayer, model_player
+from coordkit.rep.beer_game.model import BeerGame
+
+
+def round_view(game: BeerGame) -> alt.Chart:
+    """The round as one point, and in the title."""
+    at = pd.DataFrame({"round": [game.steps]})
+    return alt.Chart(at, title=f"round {game.steps}").mark_point().encode(alt.X("round:Q"))
+
+
+def player(**options) -> ModelPlayer:
+    return ModelPlayer(BeerGame, ["protocol", "stages"], view=round_view, **options)
+
+
+def shown_round(played: ModelPlayer) -> int:
+    (chart,) = played.output.children
+    assert isinstance(chart, LiveChart)
+    (values,) = chart.spec["datasets"].values()
+    return values[0]["round"]
+
+
+def test_a_player_starts_at_step_zero_and_steps_one_step_at_a_time():
+    played = player()
+    assert played.model.steps == 0 and shown_round(played) == 0
+    assert played.clock.value == "<span>round 0</span>"
+    assert "done in" in played.status.value
+    assert played.step() is True
+    assert played.model.steps == 1 and shown_round(played) == 1
+    assert "round 1" in played.clock.value and "done in" in played.status.value
+    played.step_button.click()
+    assert played.model.steps == 2 and shown_round(played) == 2
+
+
+def test_a_player_stops_cleanly_at_the_models_end():
+    played = player(fixed={"rounds": 6})
+    assert played.run_to_end() is played.model
+    assert played.model.steps == 6 and not played.model.running and shown_round(played) == 6
+    assert "the run ended at round 6" in played.clock.value
+    assert played.play_button.disabled and played.step_button.disabled
+    assert played.step() is False and played.model.steps == 6
+
+
+def test_reset_and_a_changed_control_make_the_model_anew_and_play_it_as_a_run_does():
+    played = player(start={"stages": 3})
+    for _ in range(4):
+        played.step()
+    played.reset_button.click()
+    assert played.model.steps == 0 and shown_round(played) == 0 and not played.play_button.disabled
+    played.controls["stages"].value = 5
+    played.controls["seed"].value = 7
+    assert played.model.steps == 0 and played.model.stages == 5
+    played.run_to_end()
+    expected = BeerGame(protocol=BeerGame.parameters["protocol"].default, stages=5, rng=7).run().frame()
+    pd.testing.assert_frame_equal(played.model.frame(), expected)
+
+
+def test_a_player_closes_a_model_it_replaces():
+    played = player()
+    closed = []
+    played.model.close = lambda: closed.append(True)
+    played.reset_button.click()
+    assert closed == [True]
+
+
+def test_a_failed_step_stops_the_player_and_says_what_failed():
+    played = player()
+    played.step()
+
+    def broken() -> None:
+        raise ValueError("the books do not balance")
+
+    played.model.step = broken
+    assert played.step() is False
+    assert "error: ValueError: the books do not balance" in played.status.value
+    assert "stopped at round 1 by an error" in played.clock.value
+    assert not played.output.children and played.play_button.disabled and played.step_button.disabled
+    played.reset_button.click()
+    assert played.last_error is None and played.model.steps == 0 and played.output.children
+
+
+def test_play_needs_an_event_loop():
+    with pytest.raises(RuntimeError, match="needs a running event loop"):
+        player().play()
+
+
+def test_play_steps_at_its_speed_until_pause_and_until_the_end():
+    async def scenario() -> None:
+        played = player(fps=20)
+        played.play_button.click()
+        assert played.playing and played.play_button.description == "Pause" and "playing" in played.clock.value
+        await asyncio.sleep(0.35)
+        played.play_button.click()  # Pause
+        paused_at = played.model.steps
+        assert 2 <= paused_at <= 10, paused_at  # 20 frames a second for 0.35 s, give or take a slow machine
+        assert played.playing is None and played.play_button.description == "Play"
+        await asyncio.sleep(0.2)
+        assert played.model.steps == paused_at and shown_round(played) == paused_at
+        played.speed.value = 20
+        played.play()
+        while played.playing:
+            await asyncio.sleep(0.05)
+        assert not played.model.running and played.model.steps == played.model.rounds
+        assert "the run ended" in played.clock.value and played.play_button.description == "Play"
+
+    asyncio.run(scenario())
+
+
+def test_a_changed_control_while_playing_stops_the_play():
+    async def scenario() -> None:
+        played = player(fps=20)
+        played.play()
+        await asyncio.sleep(0.15)
+        played.controls["stages"].value = 6
+        assert played.playing is None and played.model.steps == 0
+        await asyncio.sleep(0.15)
+        assert played.model.steps == 0
+
+    asyncio.run(scenario())
+
+
+def test_the_static_view_shows_the_step_on_screen():
+    played = player()
+    for _ in range(3):
+        played.step()
+    assert "round 3" in played.snapshot_html()
+    assert played.static_view.values == played.settings
+
+
+@pytest.mark.parametrize("model", list(models().values()), ids=list(models()))
+def test_every_model_plays_in_a_player_with_its_own_view(model):
+    played = model_player(model, [], fixed=dict(model.small))
+    assert played.last_error is None and played.model.steps == 0
+    for _ in range(3):
+        played.step()
+    assert played.last_error is None, played.status.value
+    assert played.model.steps == min(3, played.model.steps) and isinstance(played.output.children[0], LiveChart)
+    played.reset_button.click()
+    assert played.model.steps == 0
+    if hasattr(played.model, "close"):
+        played.model.close()
+    assert views.view_of(model) is played._chart
