@@ -4,16 +4,24 @@ import math
 
 import pytest
 
+from coordkit.ahoy import charts
 from coordkit.bspl import load
 from coordkit.bspl.kiko import RECEIVED, START, EnactmentModel, enactment_of
 from coordkit.bspl.semantics import Instance
+from coordkit.live_chart import spec_of
 from coordkit.parameters import ParameterError
+from coordkit.views import view_of
 
 PURCHASE = load("purchase")
 SYSTEM = {"Purchase": {"Buyer": "ahoy", "Seller": "shop", "Shipper": "ups"}}
 
 
 def purchase(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
+    return purchase_system(seed, max_delay, greedy_buyer).run()
+
+
+def purchase_system(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
+    """Purchase with rule-based decision makers, at step 0."""
     model = EnactmentModel(protocols=[PURCHASE], system=SYSTEM, max_delay=max_delay, rng=seed)
     buyer, seller, shipper = (model.agent(n) for n in ("ahoy", "shop", "ups"))
 
@@ -38,7 +46,7 @@ def purchase(seed=0, max_delay=2, greedy_buyer=False) -> EnactmentModel:
         ]
     )
     shipper.decision(lambda agent, forms, event: [f.bind(PURCHASE, outcome="delivered") for f in forms])
-    return model.run()
+    return model
 
 
 def test_decision_makers_enact_purchase_to_the_end():
@@ -101,3 +109,30 @@ def test_the_log_names_each_message_s_outermost_enactment():
     wrapping = Instance.of(logistics, "RequestWrapping", orderID="o1", itemID="i1", item="vase")
     label = Instance.of(logistics, "RequestLabel", orderID="o1", address="Alice's House")
     assert enactment_of(logistics, wrapping) == enactment_of(logistics, label) == "o1"
+
+
+def test_the_state_view_draws_the_enactment_so_far_with_the_messages_on_their_way():
+    """Worked by hand with delays of one step: rfq at step 1, quote at 2, accept at 3, each arriving a step later.
+    At step 3 the rfq and the quote have arrived, the accept is new; the title counts the one message on its way."""
+    assert view_of(EnactmentModel) is charts.kiko_enactment_now
+    model = purchase_system(max_delay=1)
+    for _ in range(3):
+        model.step()
+    spec = spec_of(charts.kiko_enactment_now(model))
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert [(row["message"], row["step"], row["status"]) for row in rows] == [
+        ("rfq", 1, "received"),
+        ("quote", 2, "received"),
+        ("accept", 3, "sent this step"),
+    ]
+    assert [(row["x"], row["x2"]) for row in rows] == [(0, 1), (1, 0), (0, 1)]  # Buyer, Seller, Shipper's lanes
+    assert charts.agent_label(model, "ups") == ["ups", "Shipper"]
+    assert spec["title"] == [
+        "Purchase · step 3 of at most 100 · under way",
+        "messages sent: 3 · on their way: 1 · refused by the adapters: 0",
+    ]
+    model.run()
+    assert model.steps == 7  # completed is sent at step 6; step 7 is quiet
+    assert spec_of(charts.kiko_enactment_now(model))["title"][0] == (
+        "Purchase · step 7 of at most 100 · over: nobody has more to say"
+    )

@@ -1,11 +1,22 @@
-"""Notebook 05's panel: the explore panel of §7, one enactment by an Ahoy agent with a rule brain for the protocol,
-goal, seed and external event (§5.4) a student picks."""
+"""Notebook 05's panels: the player of §1, one enactment by an Ahoy agent with a rule brain played step by step,
+and the explore panel of §7, one enactment for the protocol, goal, seed and external event (§5.4) a student picks."""
 
 from coordkit.ahoy import charts
 from coordkit.ahoy.model import PROTOCOL_NAMES, AhoyEnactment
+from coordkit.player import ModelPlayer, model_player
 from coordkit.ui import ExperimentPanel, Slider, Toggle, controls
 
 BUYS_ONE_ITEM = ("purchase", "flexible_purchase")  # the others pursue Listing 1.6's goal
+GOAL = ["protocols", "item", "budget", "delivery"]  # the controls of what the Ahoy agent enacts, and for what
+
+
+def player_panel(start: dict | None = None) -> ModelPlayer:
+    """Notebook 05, §1 "Watch one run": one enactment played step by step (▶ Play, Step, Reset) for the protocols
+    and goal, message delays and seed a student picks; its state view (``charts.ahoy_enactment_now``) is the
+    sequence diagram so far, this step's messages marked new."""
+    return model_player(
+        AhoyEnactment, [*GOAL, "max_delay"], start=start, title="One enactment, step by step", **goal_conditions()
+    )
 
 
 def explore_panel() -> ExperimentPanel:
@@ -14,13 +25,7 @@ def explore_panel() -> ExperimentPanel:
     return ExperimentPanel(
         play,
         [
-            *controls(
-                AhoyEnactment,
-                ["protocols", "item", "budget", "delivery"],
-                item={"active_when": buys_one_item},
-                budget={"active_when": buys_one_item},
-                delivery={"active_when": chooses_delivery},
-            ),
+            *controls(AhoyEnactment, GOAL, **goal_conditions()),
             Slider("seed", 0, 20, default=0),
             Toggle("inject", default=False, label="inject the trolley event"),
             *controls(
@@ -53,6 +58,15 @@ def show(model: AhoyEnactment) -> list:
     )
     log = model.messages()
     return [charts.sequence_diagram(log, title), log]
+
+
+def goal_conditions() -> dict[str, dict]:
+    """When the goal's controls matter: item and budget for one-item purchases, delivery for FlexiblePurchase."""
+    return {
+        "item": {"active_when": buys_one_item},
+        "budget": {"active_when": buys_one_item},
+        "delivery": {"active_when": chooses_delivery},
+    }
 
 
 def buys_one_item(values: dict) -> bool:
