@@ -7,15 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from coordkit import stats
+from coordkit import stats, viz
 from coordkit.figures import COMPARISON
+from coordkit.live_chart import spec_of
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
 from coordkit.pressure import charts, panels
 from coordkit.pressure import experiments as ex
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.policies import Assignment, RuleActor
-from coordkit.pressure.pressure import artifact_pressure, conflicts, row_pressures, row_terms
+from coordkit.pressure.pressure import artifact_pressure, cell_pressures, conflicts, row_pressures, row_terms
 from coordkit.pressure.puzzles import EMPTY, count_completions, latin_square, make_puzzle
 from coordkit.pressure.strategies import STRATEGIES
 from coordkit.pressure.trace import trace
@@ -418,29 +419,74 @@ def choose(panel, name, value):
     panel.controls[name].value = panel.params[name].values.index(value)
 
 
-def test_the_tick_panel_replays_one_trial_and_stops_at_its_last_tick():
-    panel = panels.tick_panel()
-    assert panel.values == {"seed": 0, "decay": True, "tick": 2} and panel.last_error is None
-    square, state = panel.result
-    trial = PressureField(rng=0).run()
-    total = trace(trial).set_index("tick").loc[2, "total P"]  # the §2 trace, read another way
-    assert square.title == f"seed 0, tick 2 of 17: total pressure {total}"
-    assert list(state.columns) == panels.ROW_STATE and len(state) == 7
-    assert state["pressure"].tolist() == row_pressures(trial.history[2]).tolist()
-    assert state.loc[3, "attention"] == pytest.approx(state.loc[3, "pressure"] * (1 - state.loc[3, "fitness"]))
-    panel.controls["tick"].value = 30  # past the end: the last tick, the solved square
-    square, state = panel.result
-    assert square.title == "seed 0, tick 17 of 17: total pressure 0" and state["pressure"].sum() == 0
-    panel.controls["decay"].value = False  # §3: without decay seed 0 freezes at P = 90
-    assert panel.result[0].title == "seed 0, tick 30 of 100: total pressure 90"
+def test_each_cells_share_of_pressure_adds_up_to_its_rows():
+    square = np.array([[1, 2, 3, 4], [2, 1, 4, EMPTY], [3, 4, 4, 2], [4, 3, 2, 1]])  # notebook 03, §1, by hand
+    # row 1: a hole (1) and a 4 that column 2 holds again (10); row 2: two 4s share its 10, and one clashes in column 2
+    assert cell_pressures(square).tolist() == [[0, 0, 0, 0], [0, 0, 10, 1], [0, 5, 15, 0], [0, 0, 0, 0]]
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        n = int(rng.integers(2, 9))
+        grid = rng.integers(0, n + 1, (n, n))
+        assert cell_pressures(grid).sum(axis=1) == pytest.approx(row_pressures(grid))
+        assert cell_pressures(grid).max() < charts.CELL_PRESSURE.domain[-1]  # the colour scale's top holds them all
 
 
-def test_the_tick_panel_colours_every_tick_on_the_trials_scale():
-    trial = PressureField(decay=False, rng=0).run()
-    top = trial.rows_frame()["pressure"].max()
-    for tick in (0, 5, 30):
-        spec = charts.square_at(trial, tick).to_dict()
-        assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, top]
+def drawn(model: PressureField, kind: str) -> list[dict]:
+    """The records of one kind ("cell", "box", "text") that the state view draws for ``model`` as it stands."""
+    (records,) = spec_of(charts.field_now(model))["datasets"].values()
+    return [record for record in records if record["kind"] == kind]
+
+
+def test_the_state_view_shows_the_square_and_the_rows_the_actors_work_on_as_the_model_holds_them():
+    model = PressureField(rng=0)
+    assert [record["text"] for record in drawn(model, "cell")][:7] == ["7", "2", "4", "1", "", "6", "3"]
+    for _ in range(2):
+        model.step()
+    # tick 2 of notebook 03's trace: the actors on row 3 put a second 6 in it, (3,2) = 6
+    assert model.focus_rows == [3] and [(p.row, p.column, p.value) for p in model.applied] == [(3, 2, 6)]
+    cells = {(record["y0"], record["x0"]): record for record in drawn(model, "cell")}
+    assert [cells[3, c]["pressure"] for c in range(7)] == [0, 5, 5, 0, 0, 0, 1]  # two 6s share 10; a hole 1
+    assert [record["pressure"] for record in cells.values()] == cell_pressures(model.grid).ravel().tolist()
+    frames = [(b["x0"], b["x1"], b["y0"], b["y1"]) for b in drawn(model, "box") if b["stroke"] == viz.NEUTRAL]
+    assert frames == [(0, 7, 3, 4), (2, 3, 3, 4)]  # the row worked on, then the cell patched
+    texts = {(t["x0"], t["y0"]): t["text"] for t in drawn(model, "text")}
+    assert texts[-0.9, 3.5] == "4 actors ▶" and sum(text.endswith("▶") for text in texts.values()) == 1
+    assert texts[7.8, 3.5] == "11" and texts[12, 3.5] == texts[12, 1.5] == "inhibited"  # rows 1 and 3 were patched
+    bold = {(t["x0"], t["y0"]) for t in drawn(model, "text") if t["fontWeight"] == "bold"}
+    assert (1.5, 3.5) in bold and (2.5, 3.5) not in bold  # the given 6 and the 6 the actors placed
+    spec = spec_of(charts.field_now(model))
+    assert spec["title"] == [
+        "tick 2 of 100 · total pressure 15 · model 0.5B",
+        "4 actors on row 3; patch applied: (3,2) = 6",
+    ]
+
+
+def test_the_state_view_says_why_no_row_is_worked_on():
+    model = PressureField(rng=0)
+    while model.steps < 15:
+        model.step()
+    # tick 15 of notebook 03's trace: row 5 is inhibited, and row 4, charged for row 5's clash, owns no cell to change
+    assert model.focus_rows == [] and model.pressures[4] == 10
+    texts = {(t["x0"], t["y0"]): t["text"] for t in drawn(model, "text")}
+    assert texts[12, 4.5] == "nothing to change" and texts[12, 5.5] == "inhibited"
+    assert not any(text.endswith("▶") for text in texts.values())
+    assert [b for b in drawn(model, "box") if b["stroke"] == viz.NEUTRAL] == []
+    assert spec_of(charts.field_now(model))["title"][1].startswith("no row activated")
+
+
+def test_the_player_plays_the_trial_of_section_2_to_its_solved_square():
+    panel = panels.player_panel()
+    assert list(panel.values) == [*panels.PLAYED, "seed"] and panel.values["seed"] == 0
+    assert panel.model.steps == 0 and panel.model.running
+    assert panel.run_to_end().steps == 17 and panel.model.solved  # the §2 trace: solved in 17 ticks
+    assert panel.output.children[0].spec["title"][0] == "tick 17 of 100 · total pressure 0 · solved"
+    choose(panel, "strategy", "sequential")  # a new trial at tick 0; sequential keeps no fitness and plays one actor
+    assert panel.model.steps == 0
+    assert {name for name, control in panel.controls.items() if control.disabled} == {
+        "decay",
+        "inhibition_ticks",
+        "agent_count",
+    }
 
 
 def test_the_explore_panel_builds_the_notebooks_controls_and_replays_on_a_change():

@@ -1,18 +1,15 @@
 """Charts of the pressure-field experiments and of one trial's grid, built on :mod:`coordkit.viz`."""
 
-from typing import TYPE_CHECKING
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from coordkit import stats, viz
 from coordkit.papers import numbers
-from coordkit.pressure.pressure import row_pressures
+from coordkit.pressure.model import PressureField
+from coordkit.pressure.pressure import CONFLICT_WEIGHT, DUPLICATE_WEIGHT, cell_pressures
 from coordkit.pressure.puzzles import EMPTY
-
-if TYPE_CHECKING:
-    from coordkit.pressure.model import PressureField
+from coordkit.views import state_view
 
 SOURCES = alt.Scale(domain=["kit", "paper"], range=["circle", "diamond"])  # kit filled, paper hollow
 RATE = ("rate", "wilson_low", "wilson_high")
@@ -159,15 +156,156 @@ def grid(
     return alt.layer(squares, solved, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
 
 
-def square_at(model: "PressureField", tick: int, title: str = "") -> alt.LayerChart:
-    """The square of a played trial after ``tick``, coloured on one scale for the whole trial (up to its highest row
-    pressure), so that its ticks compare."""
-    cells = model.history[tick]
-    top = max(1, model.rows_frame()["pressure"].max())
-    return grid(cells, row_pressures(cells), ~model.editable, title=title, pressure_max=top)
+# a cell's share of pressure (cell_pressures): none (white), a hole (1), a clash (10), two clashes (below 20)
+CELL_PRESSURE = alt.Scale(
+    domain=[0, 1, CONFLICT_WEIGHT, DUPLICATE_WEIGHT + CONFLICT_WEIGHT],
+    range=["#ffffff", "#fdd49e", "#ef6548", "#7f0000"],
+    interpolate="lab",
+)
+SIDE = 12  # cells' widths beside the square: row numbers and who works on a row, then each row's state
+GREY, TRACK, FAINT, GRID = "#999999", "#bbbbbb", "#666666", "#d9d9d9"
+KEY = (
+    "bold: given by the puzzle · plain: placed by the actors · framed: the row worked on and the cell patched this tick"
+)
 
 
-def trial(model: "PressureField") -> list[alt.TopLevelMixin]:
+@state_view(PressureField)
+def field_now(model: PressureField) -> alt.LayerChart:
+    """The square as it stands (§6.1.1): each cell coloured by its share of its row's pressure, on one scale for
+    every tick, givens in bold; the rows the actors worked on this tick framed and labelled, the cell patched
+    framed thickly; beside each row its pressure Pᵢ, its fitness fᵢ (eq. 4–5) and why it may not be activated
+    (§4.3).
+
+    Three marks over one table of records: the cells, the other boxes and the texts, each box and text carrying
+    its own style (a mark for each kind of box or text, or a DataFrame, would cost the player milliseconds a frame).
+    Positions are in cells: column c spans x from c to c + 1, row r spans y from r to r + 1."""
+    n = model.n
+    cell = min(36, 900 // (n + SIDE))  # px a cell: the chart stays within the notebook's column
+    records = [*_squares(model), *_boxes(model), *_texts(model, cell)]
+    scale = {"nice": False, "zero": False}
+    x, y = alt.X("x0:Q", axis=None), alt.Y("y0:Q", axis=None)
+    box = alt.Chart().encode(x=x, x2=alt.X2("x1:Q"), y=y, y2=alt.Y2("y1:Q"))
+    grid = box.encode(  # the scales, shared by all three marks
+        x=alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[-4, n + SIDE - 4], **scale)),
+        y=alt.Y("y0:Q", axis=None, scale=alt.Scale(domain=[-1, n + 1], reverse=True, **scale)),
+    )
+    pressure = alt.Color(
+        "pressure:Q",
+        title=[
+            "each cell's share of its row's pressure Pᵢ",
+            "a hole 1, a clash 10 (a row's copies of a value share it)",
+        ],
+        scale=CELL_PRESSURE,
+        legend=alt.Legend(values=[0, 5, 10, 15, 20], gradientLength=300),
+    )
+    tooltip = [alt.Tooltip("text:N", title="value"), alt.Tooltip("pressure:Q", title="share of Pᵢ", format=".1f")]
+    styled = {key: alt.ExprRef(f"datum.{key}") for key in ("fill", "stroke", "strokeWidth")}
+    lettering = {key: alt.ExprRef(f"datum.{key}") for key in ("fontSize", "fontWeight", "align", "fill")}
+    return alt.layer(
+        grid.mark_rect(stroke=GRID).encode(color=pressure, tooltip=tooltip).transform_filter("datum.kind == 'cell'"),
+        box.mark_rect(**styled).transform_filter("datum.kind == 'box'"),
+        alt.Chart()
+        .mark_text(**lettering)
+        .encode(x=x, y=y, text=alt.Text("text:N"))
+        .transform_filter("datum.kind == 'text'"),
+        data=alt.InlineData(values=records),
+        width=cell * (n + SIDE),
+        height=cell * (n + 2),
+        title=_field_title(model),
+    )
+
+
+def _squares(model: PressureField) -> list[dict]:
+    """The grid's cells, with their share of pressure (:func:`~coordkit.pressure.pressure.cell_pressures`)."""
+    shares = cell_pressures(model.grid)
+    return [
+        {"kind": "cell", "x0": c, "x1": c + 1, "y0": r, "y1": r + 1, "pressure": float(shares[r, c])}
+        | {"text": "" if value == EMPTY else str(value)}
+        for (r, c), value in np.ndenumerate(model.grid)
+    ]
+
+
+def _boxes(model: PressureField) -> list[dict]:
+    """A frame round each row the actors worked on this tick and a thick one round each cell patched; each row's
+    fitness as a bar in a track from 0 to 1."""
+    n, left = model.n, model.n + 1.6
+    frame = {"kind": "box", "fill": "transparent", "stroke": viz.NEUTRAL}
+    boxes = [frame | {"x0": 0, "x1": n, "y0": row, "y1": row + 1, "strokeWidth": 2} for row in model.focus_rows]
+    boxes += [
+        frame | {"x0": p.column, "x1": p.column + 1, "y0": p.row, "y1": p.row + 1, "strokeWidth": 4}
+        for p in model.applied
+    ]
+    for row, region in enumerate(model.regions):
+        bar = {"kind": "box", "x0": left, "y0": row + 0.3, "y1": row + 0.7, "strokeWidth": 1}
+        boxes.append(bar | {"x1": left + 2, "fill": "transparent", "stroke": TRACK})
+        boxes.append(bar | {"x1": left + 2 * region.fitness, "fill": GREY, "stroke": "transparent"})
+    return boxes
+
+
+def _texts(model: PressureField, cell: int) -> list[dict]:
+    """The values (givens in bold), column and row numbers, who works on which row, each row's Pᵢ, fitness and
+    state under their headers, and a key."""
+    n = model.n
+    texts = [
+        _text(c + 0.5, r + 0.5, value, size=round(cell * 0.45), bold=not model.editable[r, c])
+        for (r, c), value in np.ndenumerate(model.grid)
+        if value != EMPTY
+    ]
+    texts += [_text(c + 0.5, -0.5, c, ink=FAINT) for c in range(n)]
+    texts += [_text(n + 0.8, -0.5, "Pᵢ", ink=FAINT), _text(n + 1.6, -0.5, "fitness fᵢ", align="left")]
+    texts += [_text(n + 5, -0.5, "state", align="left"), _text(-4, n + 0.6, KEY, align="left", ink=FAINT)]
+    workers = _workers(model)
+    for row, region in enumerate(model.regions):
+        y = row + 0.5
+        texts += [_text(-0.4, y, row, ink=FAINT), _text(n + 0.8, y, model.pressures[row])]
+        texts += [_text(n + 3.8, y, f"{region.fitness:.2f}", align="left")]
+        texts += [_text(n + 5, y, _state(model, row), align="left")]
+        if row in model.focus_rows:
+            texts.append(_text(-0.9, y, f"{workers} ▶", align="right", bold=True))
+    return texts
+
+
+def _text(x: float, y: float, text, *, size=12, bold=False, align="center", ink="black") -> dict:
+    """A text of the square's view at (x, y), in cells, with its own style."""
+    style = {"fontSize": size, "fontWeight": "bold" if bold else "normal", "align": align, "fill": ink}
+    return {"kind": "text", "x0": x, "y0": y, "text": str(text)} | style
+
+
+def _workers(model: PressureField) -> str:
+    """Who proposes for an activated row: the actors, or the conversation's three roles."""
+    if model.roles is not None:
+        return "3 roles"
+    return f"{len(model.actors)} actor{'s' * (len(model.actors) != 1)}"
+
+
+def _state(model: PressureField, row: int) -> str:
+    """Why a row under pressure may not be activated: "inhibited" until its inhibition ends, "settled" once
+    confident, "nothing to change" when none of its editable cells is empty or in conflict; else blank."""
+    region = model.regions[row]
+    if model.inhibition and region.inhibited_until > model.steps:
+        return "inhibited"
+    if region.confidence >= model.settle_confidence:
+        return "settled"
+    return "nothing to change" if model.pressures[row] and not model.actionable[row] else ""
+
+
+def _field_title(model: PressureField) -> list[str]:
+    """The tick and the total pressure; then what the tick did."""
+    head = f"tick {model.steps} of {model.max_ticks} · total pressure {int(model.pressures.sum())}"
+    head += " · solved" if model.solved else (f" · model {model.model_tier}" if model.escalation else "")
+    if model.steps == 0:
+        return [head, "the puzzle, before any tick: press Step or Play"]
+    if not model.focus_rows:
+        return [
+            head,
+            "no row activated: every row under pressure is inhibited, settled or has nothing to change",
+        ]
+    rows = ", ".join(map(str, model.focus_rows))
+    patches = ", ".join(f"({p.row},{p.column}) = {p.value}" for p in model.applied) or "none"
+    return [head, f"{_workers(model)} on row {rows}; patch applied: {patches}"]
+
+
+def trial(model: PressureField) -> list[alt.TopLevelMixin]:
     """A played trial (notebook 03's explore panel): its total pressure over the ticks beside its final square, and
     below them each row's fitness tick by tick."""
     outcome = f"solved in {model.steps} ticks" if model.solved else f"unsolved after {model.steps} ticks"

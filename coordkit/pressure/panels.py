@@ -1,58 +1,28 @@
-"""The notebook's panels (notebook 03): one trial replayed tick by tick (§2), and every parameter to explore (§8).
+"""The notebook's panels (notebook 03): one trial played tick by tick (§2), and every parameter to explore (§8).
 
-``tick_panel()`` and ``explore_panel()`` each return a :class:`coordkit.ui.ExperimentPanel`; the functions below
-play the trials, and the conditions say which controls a setting ignores (those are greyed out).
+``player_panel()`` returns a :class:`coordkit.player.ModelPlayer`, ``explore_panel()`` a
+:class:`coordkit.ui.ExperimentPanel`; the functions below play the explored trials, and the conditions say which
+controls a setting ignores (those are greyed out). Both panels label and condition their controls alike
+(:func:`overrides`).
 """
 
-from functools import lru_cache
 from typing import Any
 
-import pandas as pd
-
+from coordkit.player import ModelPlayer, model_player
 from coordkit.pressure import charts
 from coordkit.pressure.model import PressureField
-from coordkit.ui import ExperimentPanel, Slider, Toggle, controls
+from coordkit.ui import ExperimentPanel, Slider, controls
 
 # --- §2 · one trial, tick by tick ----------------------------------------------------------------------------------
 
-ROW_STATE = ["pressure", "attention", "fitness", "confidence", "inhibited", "focus", "patched"]
+PLAYED = ["strategy", "mode", "decay", "inhibition_ticks", "agent_count", "n", "empty", "skill"]
 
 
-def tick_panel() -> ExperimentPanel:
-    """Notebook 03, §2 "Watching the algorithm": a trial's square and its rows' state after the chosen tick, with
-    decay on or off (§3) and another seed to pick."""
-    return ExperimentPanel(
-        at_tick,
-        [
-            Slider("seed", 0, 19, default=0),
-            Toggle("decay", default=True),
-            Slider("tick", 0, 30, default=2),
-        ],
-    )
-
-
-@lru_cache(maxsize=64)
-def replay(seed: int, decay: bool) -> PressureField:
-    """The paper-mode pressure-field trial with this seed, played to its end once (the tick slider only reads it)."""
-    return PressureField(decay=decay, rng=seed).run()
-
-
-def at_tick(seed: int, decay: bool, tick: int) -> list[Any]:
-    """The square after ``tick`` (the trial's last tick if it ended sooner), coloured on one scale for the whole
-    trial, and a table of every row's state then."""
-    model = replay(seed, decay)
-    tick = min(tick, model.steps)
-    state = rows_at(model, tick)
-    title = f"seed {seed}, tick {tick} of {model.steps}: total pressure {state['pressure'].sum()}"
-    return [charts.square_at(model, tick, title=title), state[ROW_STATE].round(2)]
-
-
-def rows_at(model: PressureField, tick: int) -> pd.DataFrame:
-    """Each row's state after ``tick`` (:meth:`PressureField.rows_frame`), with its ``attention`` P_i (1 - f_i): what
-    it would bid for the focus if nothing decayed (the next tick decays f first)."""
-    rows = model.rows_frame()
-    state = rows[rows["tick"] == tick].set_index("row")
-    return state.assign(attention=state["pressure"] * (1 - state["fitness"]))
+def player_panel(start: dict | None = None) -> ModelPlayer:
+    """Notebook 03, §2 "Watching the algorithm": one trial played tick by tick in its state view
+    (:func:`charts.field_now`: the square, each cell's share of pressure, the rows the actors work on, each row's
+    fitness and state), with the strategy, decay and the puzzle's size on controls; seed 0 is the trial §2 traces."""
+    return model_player(PressureField, PLAYED, start=start, **overrides(PLAYED))
 
 
 # --- §8 · explore --------------------------------------------------------------------------------------------------
@@ -69,18 +39,7 @@ def explore_panel() -> ExperimentPanel:
     return ExperimentPanel(
         play,
         [
-            *controls(
-                PressureField,
-                EXPLORED,
-                decay_rate={"label": "decay rate λ", "active_when": feels_decay},
-                inhibition_ticks={"active_when": inhibits},
-                acceptance_gate={"label": "acceptance gate", "default": False, "active_when": paper_mode},
-                examples={"active_when": shows_examples},
-                agent_count={"high": 32, "active_when": many_actors},
-                empty={"label": "empty cells"},
-                failure={"label": "failure (unusable proposals)", "step": 0.01},
-                max_ticks={"step": 10},
-            ),
+            *controls(PressureField, EXPLORED, **overrides(EXPLORED)),
             Slider("seed", 0, 99, default=0),  # the model's rng, not a parameter
         ],
         chart=charts.trial,
@@ -101,6 +60,22 @@ def play(seed: int, decay_rate: float, inhibition_ticks: int, acceptance_gate: b
         **values,
         rng=seed,
     ).run()
+
+
+def overrides(names: list[str]) -> dict[str, dict]:
+    """The labels, spans and conditions of the controls ``names``, as both panels show them."""
+    every = {
+        "decay": {"active_when": feels_decay},
+        "decay_rate": {"label": "decay rate λ", "active_when": feels_decay},
+        "inhibition_ticks": {"active_when": inhibits},
+        "acceptance_gate": {"label": "acceptance gate", "default": False, "active_when": paper_mode},
+        "examples": {"active_when": shows_examples},
+        "agent_count": {"high": 32, "active_when": many_actors},
+        "empty": {"label": "empty cells"},
+        "failure": {"label": "failure (unusable proposals)", "step": 0.01},
+        "max_ticks": {"step": 10},
+    }
+    return {name: every[name] for name in names if name in every}
 
 
 def paper_mode(values: dict[str, Any]) -> bool:

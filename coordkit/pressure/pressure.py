@@ -48,3 +48,14 @@ def conflicts(grid: np.ndarray) -> np.ndarray:
     in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2) > 1
     in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0) > 1
     return filled & (in_row | in_column.reshape(n, n))
+
+
+def cell_pressures(grid: np.ndarray) -> np.ndarray:
+    """Each cell's share of its row's pressure P_i, so that a row's cells add up to P_i: 1 for a hole; 10 if its
+    value appears again in its column (that row's col_conflict); and, for a value that k cells of the row hold,
+    10·(k − 1)/k to each of them (the row's row_dups, shared among its copies)."""
+    filled = grid != EMPTY
+    in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2)  # cells of the row holding this cell's value
+    in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0)  # [i, c]: cells of column c holding grid[i, c]
+    shares = DUPLICATE_WEIGHT * (in_row - 1) / in_row + CONFLICT_WEIGHT * (in_column > 1)
+    return np.where(filled, shares, 1.0)
