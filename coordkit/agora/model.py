@@ -8,6 +8,7 @@ one seed play the same screenplay and the same task data.
 """
 
 import dataclasses
+from collections import Counter
 
 import pandas as pd
 
@@ -19,7 +20,7 @@ from coordkit.agora.routines import WEATHER_ROUTINES, weather_forecast_document
 from coordkit.agora.screenplay import screenplay
 from coordkit.agora.services import Decisions, QueryLost, Routines, Services, Settings
 from coordkit.agora.tasks import MODELS, example_input, keyed_rng, load_catalogue
-from coordkit.agora.transport import HTTPTransport, InProcessTransport
+from coordkit.agora.transport import Exchange, HTTPTransport, InProcessTransport
 from coordkit.llm import LLMClient
 from coordkit.model import Model
 from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real
@@ -167,6 +168,8 @@ class AgoraModel(Model, abstract=True):
         for agent in everyone:
             self.channel.register(agent)  # every agent is reachable, with its /.wellknown (B.3)
         self._rows = [self._row(None, None, 0, False)]
+        self.modes: Counter[str] = Counter()  # how the queries so far went: frame's mode → queries
+        self._latest_from = 0  # where the latest query's exchanges begin in the transcript
 
     def close(self) -> None:
         """Stop the run's servers (over HTTP) and its routines' sandbox processes; done when the run ends."""
@@ -186,6 +189,7 @@ class AgoraModel(Model, abstract=True):
         task = self.catalogue.task(query.server, query.task)
         data = example_input(task, keyed_rng(self.world_seed, "input", self.steps))
         self.services.begin(self.steps)
+        self._latest_from = len(self.channel.transcript)
         try:
             output = user.ask(task, data)
         except QueryLost:
@@ -193,6 +197,7 @@ class AgoraModel(Model, abstract=True):
         correct = output is not None and output == self.catalogue.answer(task, data, self.world_seed)
         self.protocol_databases.query_executed()
         self._rows.append(self._row(user, task, self.steps, correct, lost=output is None))
+        self.modes[self._rows[-1]["mode"]] += 1
         if self.steps == len(self.plan):
             self.running = False
             self.close()
@@ -212,6 +217,15 @@ class AgoraModel(Model, abstract=True):
             "correct": int(correct),
             "protocols": self.protocol_databases.store.rows("SELECT COUNT(DISTINCT hash) FROM documents")[0][0],
         }
+
+    @property
+    def latest(self) -> dict:
+        """The latest query's row of the frame, without its costs (row 0, before the first query, at step 0)."""
+        return dict(self._rows[-1])
+
+    def latest_exchanges(self) -> tuple[Exchange, ...]:
+        """The messages the latest query sent, nested ones included, in the order they were sent (none at step 0)."""
+        return self.channel.transcript[self._latest_from :]
 
     # --- the contract ----------------------------------------------------------------------------------------------
 
