@@ -9,11 +9,12 @@ import vl_convert
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coordkit.live_chart import spec_of
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
 from coordkit.policies import LLMPolicy
 from coordkit.rep.beer_game import charts, metrics, panels
-from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
+from coordkit.rep.beer_game.model import PROTOCOL_NAMES, PROTOCOLS, BeerGame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
 from coordkit.sweep import sweep
@@ -354,13 +355,13 @@ def test_the_chain_at_a_round_draws_each_stages_books_pipelines_and_message(prot
     beer = table[table["kind"] == "beer bar"].sort_values("x")["cases"].tolist()
     assert beer == [cases for road in now["goods_on_road"] for cases in road]  # next to arrive leftmost
     lines = table[table["kind"] == "message"].sort_values("y")["text"]
-    assert " ".join(lines) == " ".join(" ".join(m.split()) for m in now["message"] if m)
+    assert " ".join(lines) == " ".join(" ".join((m or charts.NO_MESSAGE).split()) for m in now["message"])
     theta = table[(table["kind"] == "stage label") & table["text"].str.startswith("target")]
     assert len(theta) == (stages if protocol == "rep_textual" else 0)
     spec = charts.chain_at(rounds, t).to_dict()  # validated against the Vega-Lite schema
     assert spec["width"] <= 968 and spec["height"] == charts.chain_at(rounds, 1).to_dict()["height"]
     svg = vl_convert.vegalite_to_svg(spec)
-    assert "NaN" not in svg and f"Round {t} of 20" in svg
+    assert "NaN" not in svg and f"round {t} of 20" in svg
 
 
 def test_the_chain_refuses_a_round_the_game_did_not_play():
@@ -368,13 +369,74 @@ def test_the_chain_refuses_a_round_the_game_did_not_play():
         charts.chain_table(play("a2a").frame(), 21)
 
 
-def test_the_stepper_draws_the_chosen_games_round_and_its_play_button_drives_the_round():
-    stepper = panels.stepper_panel(start={"protocol": "a2a"})  # as notebook 01 calls it
-    play = stepper.widget.children[0]
-    assert (play.min, play.max, play.value) == (0, 20, 7) and stepper.values == {"protocol": "a2a", "t": 7}
-    stepper.controls["t"].value = 12
-    expected = charts.chain_at(BeerGame(protocol="a2a", rng=0).run().frame(), 12)
-    assert stepper.result.to_dict() == expected.to_dict()
+@pytest.mark.parametrize(("protocol", "params"), [("a2a", {}), ("rep_textual", {"stages": 5, "order_delay": 3})])
+def test_the_state_view_draws_the_chain_as_the_model_holds_it_at_every_round(protocol, params):
+    game = BeerGame(protocol=protocol, rng=1, demand_noise=2.0, **params)
+    heights = set()
+    while True:
+        table = charts.state_table(game)
+        pd.testing.assert_frame_equal(table, charts.chain_table(game.frame(), game.steps))  # the frame's round
+        books = table[table["kind"] == "books"]["text"].tolist()[2:]
+        assert books[0] == (
+            f"demand {game.chain[0].incoming_order:.0f}\nstock {game.chain[0].inventory:.0f}\n"
+            f"owes {game.chain[0].backlog:.0f}\norders {game.chain[0].order:.0f}"
+        )
+        spec = charts.chain(game).to_dict()
+        assert spec["title"]["text"] == (
+            f"round {game.steps} of {game.rounds} · {PROTOCOL_NAMES[protocol]} · "
+            f"customers want {game.customer_demand:.0f} cases"
+        )
+        heights.add(spec["height"])
+        if not game.running:
+            break
+        game.step()
+    assert game.steps == game.rounds and len(heights) == 1  # the drawing keeps its size through the game
+
+
+def test_a_box_fills_with_its_stock_from_the_bottom_and_its_backlog_from_the_top():
+    # Round 1, demand 8, nothing in stock: the retailer receives 4 cases, ships them and owes 4; the factory
+    # receives 4 brewed cases and ships the retailer's order of 4 placed in the steady state.
+    game = BeerGame(protocol="a2a", stages=2, rounds=1, step_round=1, step_size=4, initial_inventory=0, rng=0)
+    game.step()
+    fills = charts.state_table(game).query("kind in ('stock', 'backlog')")
+    assert fills[["kind", "y", "y2", "cases"]].values.tolist() == [
+        ["stock", charts.BOX_BOTTOM, charts.BOX_BOTTOM, 0.0],  # the retailer's: empty
+        ["backlog", charts.BOX_TOP, charts.BOX_TOP + 4 * charts.PX_PER_CASE, 4.0],  # 4 cases, 2 px a case
+        ["stock", charts.BOX_BOTTOM, charts.BOX_BOTTOM, 0.0],  # the factory's
+        ["backlog", charts.BOX_TOP, charts.BOX_TOP, 0.0],
+    ]
+    # 100 cases owed fill the whole box (45 cases' room at 2 px a case); the label still says 100
+    game = BeerGame(protocol="a2a", stages=2, rounds=1, step_round=1, step_size=100, initial_inventory=0, rng=0)
+    game.step()
+    table = charts.state_table(game)
+    retailer = table.query("kind == 'backlog'").iloc[0]
+    assert (retailer["y"], retailer["y2"], retailer["cases"]) == (charts.BOX_TOP, charts.BOX_BOTTOM, 100.0)
+    assert "owes 100" in table.query("kind == 'books'")["text"].iloc[2]
+
+
+def test_a_message_longer_than_its_room_is_cut_and_the_first_round_says_none_was_sent_yet():
+    game = BeerGame(protocol="a2a", stages=2, rng=0)
+    first = charts.state_table(game).query("kind == 'message'")["text"].tolist()
+    assert first == [charts.NO_MESSAGE] * 2
+    game.step()
+    game.chain[0].message = "word " * 200  # an LLM's long reasoning
+    lines = charts.state_table(game).query("kind == 'message'")["text"].tolist()
+    assert len(lines) == charts.MESSAGE_LINES[False] + 1  # the retailer's two lines, the factory's one
+    assert lines[1].endswith("…") and not lines[0].endswith("…")
+
+
+def test_the_player_starts_at_round_zero_and_steps_the_game_round_by_round():
+    player = panels.player_panel(start={"protocol": "a2a"})  # as notebook 01 calls it
+    assert list(player.values) == [*panels.EXPLORED, "seed"] and player.values["protocol"] == "a2a"
+    assert player.model.steps == 0 and player.model.protocol == "a2a"
+    player.step()
+    game = BeerGame(protocol="a2a", rng=0)
+    game.step()
+    assert player.output.children[0].spec == spec_of(charts.chain(game))  # the chart on screen: round 1
+    player.controls["protocol"].value = PROTOCOLS.index("base_stock")  # greyed out as in the explore panel
+    disabled = {name for name, control in player.controls.items() if control.disabled}
+    assert disabled == {"consensus", "supply_line_weight", "player_spread", "seed"}
+    assert player.model.steps == 0 and player.model.protocol == "base_stock"
 
 
 def test_the_explore_panel_greys_out_what_the_settings_make_irrelevant():

@@ -1,7 +1,8 @@
 """Beer Game charts: orders, inventory and costs by stage, the paper's Figure 1 beside the kit's, and the chain at one
-round (the notebook's round stepper)."""
+round, the model's state view (:func:`chain`, which notebook 01's player redraws at every round)."""
 
 import textwrap
+from functools import cache
 
 import altair as alt
 import numpy as np
@@ -10,7 +11,10 @@ import pandas as pd
 from coordkit import stats, viz
 from coordkit.papers import numbers
 from coordkit.rep.beer_game import metrics
-from coordkit.rep.beer_game.model import PROTOCOL_NAMES
+from coordkit.rep.beer_game.agents import Stage
+from coordkit.rep.beer_game.model import PROTOCOL_NAMES, BeerGame
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET
+from coordkit.views import state_view
 
 SOURCES = ["paper (LLM)", "kit (rules)"]  # Figure 1(C), in this order
 
@@ -131,51 +135,106 @@ def game_view(rounds: pd.DataFrame) -> alt.Chart:
     )
 
 
-# --- the chain at one round: stages, pipelines and messages (the notebook's round stepper) -----------------------
+# --- the chain at one round: stages, pipelines and messages (the player's view, notebook 01 §2) --------------------
 
 CHAIN_WIDTH = 940  # px: within the notebook column
-LANE_CAP, PX_PER_CASE = 30, 2.0  # a pipeline bar grows 2 px a case, up to 30 cases (its label gives the number)
+PX_PER_CASE = 2.0  # a pipeline bar, a box's stock and its backlog grow 2 px a case, up to their room
+LANE_CAP = 30  # cases: a pipeline bar's room
 ORDERS_Y, BOX_TOP, BOX_BOTTOM, BEER_Y = 86, 96, 186, 196  # the orders lane's baseline, the boxes, the beer lane's
 MESSAGES_TOP, LINE, NAME_COLUMN = 282, 15, 110
-ORDER_COLOUR, BEER_COLOUR, END_COLOUR = "#6b6b6b", "#c8901a", "#9a9a9a"
+MESSAGE_LINES = {True: 3, False: 2}  # a REP stage's room (its name and θ take 3 lines), another's: longer is cut
+NO_MESSAGE = "(no message yet: the stages send their first in round 1)"
+ORDER_COLOUR, BEER_COLOUR = "#6b6b6b", "#c8901a"
+STOCK_COLOUR, BACKLOG_COLOUR = "#f3dca6", "#f5c2bd"  # a box's fill: pale beer from the bottom, pale red from the top
+END_FILL, END_TEXT = "#eeeeee", "#666666"  # the customers' and the brewery's boxes and names: outside the chain
+LANE_COLOUR, HEAD_COLOUR = "#bbbbbb", "#999999"  # a pipeline's line and its arrowhead
+FILLED = ["end", "stock", "backlog", "lane", "order bar", "beer bar"]  # areas in their row's `fill` (a lane: 1 px high)
+CENTRED = ["end name", "books", "lane head", "bar label"]  # words centred on their x, in their row's `fill` and `size`
+COLUMNS = ["kind", "x", "y", "x2", "y2", "text", "size", "stage", "cases", "fill"]
 LANES = [
     "Upper lane: orders in the mail, travelling up the chain (right). Lower lane: beer on the road, travelling down",
-    "(left). A bar per round's worth, the next to arrive nearest its destination. Boxes: the books after the round.",
+    "(left). A bar per round's worth, the next to arrive nearest its destination. Boxes: the books after the round,",
+    "filled with the stage's stock (beer colour, from the bottom) and what it owes (red, from the top), 2 px a case.",
 ]
 
 
 def chain_table(rounds: pd.DataFrame, t: int) -> pd.DataFrame:
     """The drawing of :func:`chain_at` as a table, one row per mark, in pixels (x, y, and x2, y2 for boxes and bars):
-    ``kind`` is box, name, books (a stage's), end, end name (the customers' and the brewery's), lane and lane head
-    (a pipeline's arrow), order bar, beer bar and bar label (with their ``cases``), stage label, message."""
+    ``kind`` is box, stock and backlog (its fills), name, books (a stage's), end, end name (the customers' and the
+    brewery's), lane and lane head (a pipeline's arrow), order bar, beer bar and bar label (with their ``cases``),
+    stage label, message."""
     stages = rounds[rounds["round"] == t].sort_values("position")
     if stages.empty:
         raise ValueError(f"round {t} is not in the frame (rounds {rounds['round'].min()} to {rounds['round'].max()})")
+    books = stages.to_dict("records")
+    return _drawing(books, books[0]["customer_demand"], books[0]["shipped"])
+
+
+def state_table(game: BeerGame) -> pd.DataFrame:
+    """The drawing of :func:`chain` as a table (the rows of :func:`chain_table`), read from the model as it stands:
+    the same as ``chain_table(game.frame(), game.steps)``, without building the frame."""
+    return _drawing([_books(stage) for stage in game.chain], game.customer_demand, game.delivered)
+
+
+def _books(stage: Stage) -> dict:
+    """A stage's books now, under the names of the model's frame."""
+    theta = stage.client.theta
+    return {
+        "stage": stage.name,
+        "demand": stage.incoming_order,
+        "inventory": stage.inventory,
+        "backlog": stage.backlog,
+        "order": stage.order,
+        "orders_in_mail": stage.model.orders_in_mail(stage),
+        "goods_on_road": tuple(stage.inbound_goods),
+        "target_inventory": theta.get(TARGET, np.nan),
+        "order_adjustment": theta.get(ADJUSTMENT, np.nan),
+        "message": stage.message,
+    }
+
+
+def _drawing(stages: list[dict], demand: float, delivered: float) -> pd.DataFrame:
+    """The chain's marks: the customers, each stage's box and books with the pipelines to its supplier, the brewery,
+    and the stages' messages."""
     column = CHAIN_WIDTH / (len(stages) + 2)  # customers, the stages, the brewery
     centre = [(i + 0.5) * column for i in range(len(stages) + 2)]
     half, rows = 0.28 * column, []
+    name_size, books_size = (12, 11) if column >= 120 else (10, 9)  # px: up to 5 stages; books fit their box
 
     def box(i: int, name: str, books: str, **stage) -> None:
-        kind, name_kind = ("box", "name") if stage else ("end", "end name")
-        rows.append(_mark(kind, centre[i] - half, BOX_TOP, centre[i] + half, BOX_BOTTOM, **stage))
-        rows.append(_mark(name_kind, centre[i], BOX_TOP + 8, text=name, **stage))
-        rows.append(_mark("books", centre[i], BOX_TOP + 26, text=books, **stage))
+        kind, name_kind, fill = ("box", "name", None) if stage else ("end", "end name", END_FILL)
+        rows.append(_mark(kind, centre[i] - half, BOX_TOP, centre[i] + half, BOX_BOTTOM, fill=fill, **stage))
+        name_fill = None if stage else END_TEXT
+        rows.append(_mark(name_kind, centre[i], BOX_TOP + 8, text=name, size=name_size, fill=name_fill, **stage))
+        rows.append(_mark("books", centre[i], BOX_TOP + 26, text=books, size=books_size, fill="black"))
 
-    demand, delivered = stages["customer_demand"].iloc[0], stages["shipped"].iloc[0]
     box(0, "customers", f"want {demand:.0f}\ngot {delivered:.0f}")
     box(len(stages) + 1, "brewery", "brews what\nthe factory\norders")
-    for i, row in enumerate(stages.itertuples(index=False), start=1):
-        books = f"demand {row.demand:.0f}\nstock {row.inventory:.0f}\nowes {row.backlog:.0f}\norders {row.order:.0f}"
-        box(i, row.stage, books, stage=row.stage, position=row.position)
-        gap = (centre[i] + half, centre[i + 1] - half)  # between this stage and its supplier
-        rows += _lane("order bar", gap, row.orders_in_mail[::-1], ORDERS_Y, -1)  # the next to arrive at the right
-        rows += _lane("beer bar", gap, row.goods_on_road, BEER_Y, +1)  # the next to arrive at the left
-    rows += _messages(rounds, stages)
-    return pd.DataFrame(rows)
+    for i, books in enumerate(stages, start=1):
+        left, right = centre[i] - half, centre[i] + half
+        rows += _fills(left, right, books["inventory"], books["backlog"])
+        text = "demand {demand:.0f}\nstock {inventory:.0f}\nowes {backlog:.0f}\norders {order:.0f}".format(**books)
+        box(i, books["stage"], text, stage=books["stage"])
+        gap = (right, centre[i + 1] - half)  # between this stage and its supplier
+        rows += _lane("order bar", gap, books["orders_in_mail"][::-1], ORDERS_Y, -1)  # the next to arrive at the right
+        rows += _lane("beer bar", gap, books["goods_on_road"], BEER_Y, +1)  # the next to arrive at the left
+    rows += _messages(stages)
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _mark(kind: str, x: float, y: float, x2: float | None = None, y2: float | None = None, **fields) -> dict:
     return {"kind": kind, "x": x, "y": y, "x2": x2, "y2": y2, **fields}
+
+
+def _fills(left: float, right: float, stock: float, backlog: float) -> list[dict]:
+    """A box's stock, filled from its bottom, and its backlog, from its top (as high as the box at most)."""
+    room = (BOX_BOTTOM - BOX_TOP) / PX_PER_CASE
+    stock_top = BOX_BOTTOM - min(stock, room) * PX_PER_CASE
+    backlog_bottom = BOX_TOP + min(backlog, room) * PX_PER_CASE
+    return [
+        _mark("stock", left, stock_top, right, BOX_BOTTOM, cases=stock, fill=STOCK_COLOUR),
+        _mark("backlog", left, BOX_TOP, right, backlog_bottom, cases=backlog, fill=BACKLOG_COLOUR),
+    ]
 
 
 def _lane(kind: str, gap: tuple[float, float], contents: tuple[float, ...], baseline: float, sign: int) -> list[dict]:
@@ -183,80 +242,124 @@ def _lane(kind: str, gap: tuple[float, float], contents: tuple[float, ...], base
     slot's cases as a label."""
     width = (gap[1] - gap[0]) / max(len(contents), 1)
     head = gap[1] if kind == "order bar" else gap[0]  # orders go up the chain, beer comes down
+    colour = ORDER_COLOUR if kind == "order bar" else BEER_COLOUR
     rows = [
-        _mark("lane", gap[0], baseline, gap[1], baseline),
-        _mark("lane head", head, baseline, text="triangle-right" if kind == "order bar" else "triangle-left"),
+        _mark("lane", gap[0], baseline, gap[1], baseline + 1, fill=LANE_COLOUR),
+        _mark("lane head", head, baseline - 6, text="▶" if kind == "order bar" else "◀", size=10, fill=HEAD_COLOUR),
     ]
     for k, cases in enumerate(contents):
         left = gap[0] + k * width
         tip = baseline + sign * min(cases, LANE_CAP) * PX_PER_CASE
-        rows.append(_mark(kind, left + 0.2 * width, baseline, left + 0.8 * width, tip, cases=cases))
-        label_y = tip + (-4 if sign < 0 else 12)
-        rows.append(_mark("bar label", left + 0.5 * width, label_y, text=f"{cases:.0f}", cases=cases))
+        rows.append(_mark(kind, left + 0.2 * width, baseline, left + 0.8 * width, tip, cases=cases, fill=colour))
+        label_top = tip + (-14 if sign < 0 else 2)
+        label = f"{cases:.0f}"
+        rows.append(_mark("bar label", left + 0.5 * width, label_top, text=label, size=10, cases=cases, fill="black"))
     return rows
 
 
-def _messages(rounds: pd.DataFrame, stages: pd.DataFrame) -> list[dict]:
-    """Each stage's message of the round, wrapped; every stage keeps room for its longest message of the game, so
-    that the drawing keeps its height from round to round. REP stages show their coordination variables under their
-    name."""
+def _messages(stages: list[dict]) -> list[dict]:
+    """Each stage's message of the round, wrapped in the room its protocol's messages take (:data:`MESSAGE_LINES`),
+    so that the drawing keeps its height from round to round; a longer message (an LLM's) is cut with "…". REP
+    stages show their coordination variables under their name."""
     width = int((CHAIN_WIDTH - NAME_COLUMN) / 5.9)  # characters a line at 11 px
-    longest = rounds.loc[rounds["message"].str.len().groupby(rounds["position"]).idxmax(), ["position", "message"]]
-    room = {position: len(textwrap.wrap(message, width)) for position, message in longest.itertuples(index=False)}
     rows, y = [], MESSAGES_TOP
-    for row in stages.itertuples(index=False):
-        label = [row.stage]
-        if not np.isnan(row.target_inventory):
-            label += [f"target {row.target_inventory:.1f}", f"adjustment {row.order_adjustment:.2f}"]
+    for books in stages:
+        label = [books["stage"]]
+        if not np.isnan(books["target_inventory"]):
+            label += [f"target {books['target_inventory']:.1f}", f"adjustment {books['order_adjustment']:.2f}"]
         for k, line in enumerate(label):
-            rows.append(_mark("stage label", 0, y + k * LINE, text=line, stage=row.stage, position=row.position))
-        lines = textwrap.wrap(row.message, width)
-        for k, line in enumerate(lines):
+            rows.append(_mark("stage label", 0, y + k * LINE, text=line, stage=books["stage"]))
+        for k, line in enumerate(_cut(books["message"] or NO_MESSAGE, width, _room(books))):
             rows.append(_mark("message", NAME_COLUMN, y + k * LINE, text=line))
-        y += (max(room[row.position], len(lines), len(label)) + 0.6) * LINE
+        y += (_room(books) + 0.6) * LINE
     return rows
 
 
-def chain_at(rounds: pd.DataFrame, t: int, title: str | None = None) -> alt.LayerChart:
-    """One game's chain at the end of round ``t`` (a frame of :meth:`BeerGame.frame`): each stage's demand (the order
-    it received), its books and the order it placed, the orders in the mail and the beer on the road between stages,
-    and the messages the stages sent (REP: their sensitivities and coordination variables). Drawn in pixels (no
-    scales to recompute), so that a round stepper redraws it in place."""
-    table = chain_table(rounds, t)
-    demand = rounds.loc[rounds["round"] == t, "customer_demand"].iloc[0]
-    heading = title or f"Round {t} of {rounds['round'].max()}: customers want {demand:.0f} cases"
-    place = {"x": alt.X("x:Q", scale=None, axis=None), "y": alt.Y("y:Q", scale=None, axis=None)}
-    span = {**place, "x2": alt.X2("x2:Q"), "y2": alt.Y2("y2:Q")}
-    words = {**place, "text": alt.Text("text:N")}
-    colour = alt.Color("stage:N", sort=alt.EncodingSortField("position"), legend=None)
-    stroke = alt.Stroke("stage:N", sort=alt.EncodingSortField("position"), legend=None)
-    shape = alt.Shape("text:N", scale=None)
+def _room(books: dict) -> int:
+    """The lines a stage's message may take: a REP stage's (with θ) or another's."""
+    return MESSAGE_LINES[not np.isnan(books["target_inventory"])]
 
-    def layer(kind: str, mark: alt.MarkDef, **encoding) -> alt.Chart:
-        only = alt.FilterTransform(alt.FieldEqualPredicate(field="kind", equal=kind))
+
+def _cut(message: str, width: int, lines: int) -> list[str]:
+    """``message`` wrapped at ``width`` characters, in at most ``lines`` lines, the last ending in "…" if cut."""
+    wrapped = textwrap.wrap(message, width)
+    if len(wrapped) <= lines:
+        return wrapped
+    return [*wrapped[: lines - 1], wrapped[lines - 1][: width - 1] + "…"]
+
+
+def _height(stages: int, rep: bool) -> float:
+    """The drawing's height: the chain, and every stage's room for its message."""
+    return MESSAGES_TOP + stages * (MESSAGE_LINES[rep] + 0.6) * LINE
+
+
+@cache
+def _layers(stage_names: tuple[str, ...]) -> tuple[alt.Chart, ...]:
+    """The drawing's marks, one layer per style, for a chain of these stages (they depend on nothing else: a player
+    makes them once, and each round is new data for them). Channels name their field and type, which Altair would
+    otherwise parse from a shorthand at every round."""
+    quantity, name = "quantitative", "nominal"
+    place = {
+        "x": alt.X(field="x", type=quantity, scale=None, axis=None),
+        "y": alt.Y(field="y", type=quantity, scale=None, axis=None),
+    }
+    span = {**place, "x2": alt.X2(field="x2"), "y2": alt.Y2(field="y2")}
+    words = {**place, "text": alt.Text(field="text", type=name)}
+    stage_scale = alt.Scale(domain=list(stage_names))  # the kit's stage colours, as in `by_stage`
+    colour = alt.Color(field="stage", type=name, scale=stage_scale, legend=None)
+    stroke = alt.Stroke(field="stage", type=name, scale=stage_scale, legend=None)
+    fill = alt.Fill(field="fill", type=name, scale=None)
+    size = alt.Size(field="size", type=quantity, scale=None)
+
+    def layer(kinds: str | list[str], mark: alt.MarkDef, **encoding) -> alt.Chart:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        only = alt.FilterTransform(alt.FieldOneOfPredicate(field="kind", oneOf=kinds))
         return alt.Chart(mark=mark, encoding=alt.FacetedEncoding(**encoding), transform=[only])
-
-    names = 12 if CHAIN_WIDTH / (rounds["position"].max() + 3) >= 120 else 10  # px: a stage's name fits its box
 
     def text(**mark) -> alt.MarkDef:
         return alt.MarkDef(type="text", baseline="top", lineBreak="\n", **mark)
 
-    layers = [
-        layer("box", alt.MarkDef(type="rect", fill="white", strokeWidth=2), **span, stroke=stroke),
-        layer("end", alt.MarkDef(type="rect", fill="#f4f4f4", stroke=END_COLOUR, strokeDash=[4, 3]), **span),
-        layer("lane", alt.MarkDef(type="rule", color="#bbbbbb"), **span),
-        layer("lane head", alt.MarkDef(type="point", filled=True, size=40, color="#999999"), **place, shape=shape),
-        layer("order bar", alt.MarkDef(type="rect", color=ORDER_COLOUR), **span),
-        layer("beer bar", alt.MarkDef(type="rect", color=BEER_COLOUR), **span),
-        layer("name", text(fontSize=names, fontWeight="bold"), **words, color=colour),
-        layer("end name", text(fontSize=names, fontWeight="bold", color="#666666"), **words),
-        layer("books", text(fontSize=11, lineHeight=14), **words),
-        layer("bar label", alt.MarkDef(type="text", fontSize=10), **words),
+    return (
+        layer(FILLED, alt.MarkDef(type="rect"), **span, fill=fill),
+        layer("box", alt.MarkDef(type="rect", filled=False, strokeWidth=2), **span, stroke=stroke),
+        layer("name", text(fontWeight="bold"), **words, color=colour, size=size),
+        layer(CENTRED, text(lineHeight=14), **words, fill=fill, size=size),
         # the messages' lines are wrapped by characters, and never run past the chart's edge, whatever the font
         layer(
             "stage label", text(align="left", fontSize=11, fontWeight="bold", limit=NAME_COLUMN), **words, color=colour
         ),
         layer("message", text(align="left", fontSize=11, color="#333333", limit=CHAIN_WIDTH - NAME_COLUMN), **words),
-    ]
-    height = float(table["y"].max()) + LINE
-    return alt.layer(*layers, data=table, width=CHAIN_WIDTH, height=height, title=alt.Title(heading, subtitle=LANES))
+    )
+
+
+def _chain_chart(table: pd.DataFrame, stage_names: tuple[str, ...], rep: bool, heading: str) -> alt.LayerChart:
+    """The drawing of ``table`` (:func:`chain_table`'s rows) at the height of its chain, titled ``heading``."""
+    height = _height(len(stage_names), rep)
+    title = alt.Title(heading, subtitle=LANES)
+    return alt.layer(*_layers(stage_names), data=table, width=CHAIN_WIDTH, height=height, title=title)
+
+
+def chain_at(rounds: pd.DataFrame, t: int, title: str | None = None) -> alt.LayerChart:
+    """One game's chain at the end of round ``t`` (a frame of :meth:`BeerGame.frame`), drawn as :func:`chain` draws
+    a game as it stands."""
+    table = chain_table(rounds, t)
+    stages = rounds[rounds["round"] == t].sort_values("position")
+    demand = stages["customer_demand"].iloc[0]
+    heading = title or f"round {t} of {rounds['round'].max()} · customers want {demand:.0f} cases"
+    rep = bool(stages["target_inventory"].notna().any())
+    return _chain_chart(table, tuple(stages["stage"]), rep, heading)
+
+
+@state_view(BeerGame)
+def chain(game: BeerGame) -> alt.LayerChart:
+    """The chain as it stands after ``game.steps`` rounds (REP §5): each stage's demand (the order it received), its
+    books and the order it placed, its stock and backlog filling its box, the orders in the mail and the beer on the
+    road between stages, and the messages the stages sent this round (REP: their sensitivities, and their
+    coordination variables θ under their names). Drawn in pixels (no scales to recompute) at a height fixed by the
+    chain's length and protocol, so that a player redraws it in place."""
+    heading = (
+        f"round {game.steps} of {game.rounds} · {PROTOCOL_NAMES[game.protocol]} · "
+        f"customers want {game.customer_demand:.0f} cases"
+    )
+    rep = game.protocol in ("rep_numerical", "rep_textual")
+    return _chain_chart(state_table(game), tuple(stage.name for stage in game.chain), rep, heading)

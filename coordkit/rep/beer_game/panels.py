@@ -1,10 +1,9 @@
-"""Notebook 01's panels: the round stepper (section 2) and the explore panel (section 4)."""
+"""Notebook 01's panels: the player (section 2) and the explore panel (section 4)."""
 
-import ipywidgets as widgets
-
+from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.beer_game import charts
-from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
-from coordkit.ui import ExperimentPanel, Slider, controls, model_panel
+from coordkit.rep.beer_game.model import BeerGame
+from coordkit.ui import ExperimentPanel, model_panel
 
 EXPLORED = [
     "protocol",
@@ -19,43 +18,32 @@ EXPLORED = [
     "supply_line_weight",
     "player_spread",
 ]
-STEP_MS = 1500  # the stepper's ▶ moves one round every 1.5 s
 
 
-def stepper_panel(seed: int = 0, at_round: int = 7, start: dict | None = None) -> ExperimentPanel:
-    """The chain at round t (:func:`~coordkit.rep.beer_game.charts.chain_at`) of one default game per protocol,
-    played with ``seed``, from round ``at_round``, and a ▶ button above the controls that steps t forward. The
-    protocol starts at the declared default, or at ``start["protocol"]``."""
-    played = {protocol: BeerGame(protocol=protocol, rng=seed).run().frame() for protocol in PROTOCOLS}
-    last = int(played["a2a"]["round"].max())
-    panel = ExperimentPanel(
-        lambda protocol, t: charts.chain_at(played[protocol], t),
-        [
-            *controls(BeerGame, ["protocol"], start=start),
-            Slider("t", 0, last, default=at_round, label="round"),
-        ],
-    )
-    play = widgets.Play(value=at_round, min=0, max=last, interval=STEP_MS)
-    widgets.jslink((play, "value"), (panel.controls["t"], "value"))  # in the page: ▶ moves the round slider
-    panel.widget.children = (play, *panel.widget.children)
-    return panel
+def player_panel(start: dict | None = None) -> ModelPlayer:
+    """One game played round by round (Play, Step, Reset), drawn as the chain stands after each round
+    (:func:`~coordkit.rep.beer_game.charts.chain`), with the explore panel's controls. They start at the declared
+    defaults, or at ``start``."""
+    return model_player(BeerGame, EXPLORED, start=start, **_control_options())
 
 
 def explore_panel() -> ExperimentPanel:
     """A whole game (:func:`~coordkit.rep.beer_game.charts.game_view`) with every setting section 4 and the
     exercises ask for; a control greys out when the other settings make it irrelevant."""
-    return model_panel(
-        BeerGame,
-        EXPLORED,
-        chart=lambda game: charts.game_view(game.frame()),
-        consensus={"active_when": shares_coordination_variables},
-        rounds={"label": "rounds (horizon)"},
-        step_round={"label": "shock round", "active_when": has_a_shock},
-        step_size={"label": "shock size (cases)"},
-        supply_line_weight={"label": "supply line weight β", "active_when": follows_sterman},
-        player_spread={"active_when": follows_sterman},
-        seed={"active_when": draws_anything},
-    )
+    return model_panel(BeerGame, EXPLORED, chart=lambda game: charts.game_view(game.frame()), **_control_options())
+
+
+def _control_options() -> dict[str, dict]:
+    """The labels of the controls, and when each is greyed out (for every panel that plays a game)."""
+    return {
+        "consensus": {"active_when": shares_coordination_variables},
+        "rounds": {"label": "rounds (horizon)"},
+        "step_round": {"label": "shock round", "active_when": has_a_shock},
+        "step_size": {"label": "shock size (cases)"},
+        "supply_line_weight": {"label": "supply line weight β", "active_when": follows_sterman},
+        "player_spread": {"active_when": follows_sterman},
+        "seed": {"active_when": draws_anything},
+    }
 
 
 def shares_coordination_variables(values: dict) -> bool:
