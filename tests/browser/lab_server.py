@@ -44,7 +44,7 @@ SETTINGS = {
     },
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
-PANEL_CALL = re.compile(r"\b(?:ExperimentPanel|\w+_panel)\(")  # a panel, model_panel, a family's explore_panel
+PANEL_CALL = re.compile(r"\b(?:ExperimentPanel|ModelPlayer|model_player|\w+_panel)\(")  # a panel, model_panel, a player
 
 
 def chromium_path() -> str | None:
