@@ -97,6 +97,9 @@ class ModelPlayer(ExperimentPanel):
     def refresh(self) -> None:
         """Pause, and make the model anew at step 0 with the current settings (a change of a control, Reset)."""
         self.pause()
+        old = self.model
+        if old is not None and hasattr(old, "close"):  # it holds processes or sockets (Agora's)
+            old.close()
         super().refresh()
         self._show_clock()
 
@@ -156,10 +159,7 @@ class ModelPlayer(ExperimentPanel):
         self.step()
 
     def _new_model(self, seed: int, **values: Any) -> Model:
-        """A new model at step 0; the one it replaces is closed if it holds processes or sockets (Agora's)."""
-        old = self.model
-        if old is not None and hasattr(old, "close"):
-            old.close()
+        """A new model at step 0."""
         return self.model_class(**self.fixed, **values, rng=seed)
 
     def _show_clock(self) -> None:

@@ -4,6 +4,8 @@ The mechanics are tested on the Beer Game with a one-point view that shows the r
 its content known); the last test plays every model's own state view."""
 
 import asyncio
+import base64
+import re
 
 import altair as alt
 import pandas as pd
@@ -136,7 +138,8 @@ def test_the_static_view_shows_the_step_on_screen():
     played = player()
     for _ in range(3):
         played.step()
-    assert "round 3" in played.snapshot_html()
+    pictures = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', played.snapshot_html())
+    assert [">round 3<" in base64.b64decode(picture).decode() for picture in pictures] == [True]
     assert played.static_view.values == played.settings
 
 
