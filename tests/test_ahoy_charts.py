@@ -10,13 +10,17 @@ from coordkit.live_chart import spec_of
 from coordkit.views import view_of
 
 
+def rows_of(spec: dict, *kinds: str) -> list[dict]:
+    """The rows of the view's table of these kinds: "message", "event", "lifeline", "now" (the band of the step)."""
+    return [row for row in spec["datasets"][spec["data"]["name"]] if row["kind"] in kinds]
+
+
 def arrows_of(spec: dict) -> list[dict]:
-    """The rows of the layer's data: the arrows of the messages (and events)."""
-    return spec["datasets"][spec["data"]["name"]]
+    return rows_of(spec, "message", "event")
 
 
 def lifelines_of(spec: dict) -> list[dict]:
-    return spec["datasets"][spec["layer"][1]["data"]["name"]]
+    return rows_of(spec, "lifeline")
 
 
 def test_the_ahoy_enactment_declares_the_diagram_so_far_as_its_state_view():
@@ -62,7 +66,9 @@ def test_the_view_holds_the_models_messages_at_every_step_and_marks_this_steps_a
             )
             assert row["status"] == expected
             statuses_seen.add(row["status"])
-        assert {(line["x"], line["end"]) for line in lifelines_of(spec)} == {(i, model.steps + 1) for i in range(3)}
+        assert {(line["x"], line["y2"]) for line in lifelines_of(spec)} == {(i, model.steps + 1) for i in range(3)}
+        [band] = rows_of(spec, "now")
+        assert all(band["y"] <= row["y"] < band["y2"] for row in rows if row["status"] == "sent this step")
         assert spec["title"][0].startswith(f"Purchase · step {model.steps} of at most 200 · ")
         if not model.running:
             break
@@ -81,16 +87,16 @@ def test_every_lane_is_there_from_step_0_in_the_order_of_the_roles_and_the_width
     model = AhoyEnactment(protocols="purchase+logistics", rng=0)
     first = spec_of(charts.ahoy_enactment_now(model))
     assert charts.lifeline_order(model) == [AHOY, "seller", "shipper", "wrapper", "labeler", "packer"]
-    assert charts.agent_label(model, AHOY) == [AHOY, "Buyer, Merchant"]
-    assert charts.agent_label(model, "seller") == ["seller", ""]
+    assert charts.agent_label(model, AHOY) == (AHOY, "Buyer, Merchant")
+    assert charts.agent_label(model, "seller") == ("seller", "")
     assert arrows_of(first) == [] and len(lifelines_of(first)) == 6
     model.run()
     last = spec_of(charts.ahoy_enactment_now(model))
     assert last["width"] == first["width"] <= 968
-    assert last["layer"][1]["encoding"]["x"] == first["layer"][1]["encoding"]["x"]
-    step = charts.step_px(arrows_of(last))
+    assert last["layer"] == first["layer"]  # the marks, their scales and axes: only the data and the title change
+    step = charts.step_px(rows_of(last, "message"))
     assert last["height"] == pytest.approx(step * (model.steps + 1) + charts.MESSAGE_GAP_PX - 2, abs=1)
-    slots = {row["enactment"]: row["slot"] for row in arrows_of(last)}
+    slots = {row["enactment"]: row["slot"] for row in rows_of(last, "message")}
     assert list(slots.values()) == ["0", "1", "2", "3", "4"]  # five enactments, coloured in the order they start
 
 
@@ -98,9 +104,9 @@ def test_every_lane_is_there_from_step_0_in_the_order_of_the_roles_and_the_width
 def test_the_trolley_event_is_drawn_into_the_ahoy_agents_lifeline_once_it_has_come(event_step):
     model = AhoyEnactment(event_step=event_step, rng=0)
     for _ in range(event_step):
-        assert not [row for row in arrows_of(spec_of(charts.ahoy_enactment_now(model))) if row["slot"] == "event"]
+        assert not rows_of(spec_of(charts.ahoy_enactment_now(model)), "event")
         model.step()
-    events = [row for row in arrows_of(spec_of(charts.ahoy_enactment_now(model))) if row["slot"] == charts.EVENT]
+    events = rows_of(spec_of(charts.ahoy_enactment_now(model)), "event")
     assert [(row["y"], row["x2"], row["message"]) for row in events] == [(event_step, 0, "event")]
 
 

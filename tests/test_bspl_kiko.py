@@ -119,14 +119,14 @@ def test_the_state_view_draws_the_enactment_so_far_with_the_messages_on_their_wa
     for _ in range(3):
         model.step()
     spec = spec_of(charts.kiko_enactment_now(model))
-    rows = spec["datasets"][spec["data"]["name"]]
+    rows = [row for row in spec["datasets"][spec["data"]["name"]] if row["kind"] == "message"]
     assert [(row["message"], row["step"], row["status"]) for row in rows] == [
         ("rfq", 1, "received"),
         ("quote", 2, "received"),
         ("accept", 3, "sent this step"),
     ]
     assert [(row["x"], row["x2"]) for row in rows] == [(0, 1), (1, 0), (0, 1)]  # Buyer, Seller, Shipper's lanes
-    assert charts.agent_label(model, "ups") == ["ups", "Shipper"]
+    assert charts.agent_label(model, "ups") == ("ups", "Shipper")
     assert spec["title"] == [
         "Purchase · step 3 of at most 100 · under way",
         "messages sent: 3 · on their way: 1 · refused by the adapters: 0",

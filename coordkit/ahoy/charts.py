@@ -1,6 +1,7 @@
 """Ahoy charts: messages per scenario (the figure), and an enactment's message log as a sequence diagram."""
 
 from collections import Counter
+from functools import cache
 
 import altair as alt
 import pandas as pd
@@ -143,7 +144,7 @@ ENACTMENT_PX = 170  # the column right of the lifelines that names each message'
 KEY_INDENT_PX = 8  # the indent of its key values
 HEADER_HALF_PX = 30  # half its header's width
 SLOTS = [str(i) for i in range(10)]  # an enactment's colour: its place in the order they start, modulo 10
-EVENT = "event"  # an external event's arrow (§5.4): its slot, drawn in viz.NEUTRAL
+EVENT = "event"  # an external event's arrow (§5.4), drawn in viz.NEUTRAL
 STATUSES = ["sent this step", "on its way", "received"]
 DASHES = [[5, 3], [5, 3], [1, 0]]  # a message on its way is dashed, a received one solid
 WIDTHS = [4, 2, 2]  # and this step's are thick
@@ -195,7 +196,6 @@ def enactment_now(model: Enactment, title: list[str], events: dict[str, int] | N
     lane = lane_px(m.name for p in model.in_play.values() for m in p.messages)
     right = len(agents) - 0.5 + ENACTMENT_PX / lane  # the enactments' column is right of the lanes
     key_x = len(agents) - 0.5 + KEY_INDENT_PX / lane  # where its key values start
-    x = lanes_axis([agent_label(model, agent) for agent in agents], right, (key_x + HEADER_HALF_PX / lane, "enactment"))
     travelling = {(str(delivery.instance), delivery.recipient) for delivery in model.in_transit}
     slots: dict[str, str] = {}
     rows = placed(model.log, agents)
@@ -203,21 +203,38 @@ def enactment_now(model: Enactment, title: list[str], events: dict[str, int] | N
         on_its_way = (row["instance"], row["recipient"]) in travelling
         row["status"] = STATUSES[0] if row["step"] == model.steps else STATUSES[1] if on_its_way else STATUSES[2]
         row["slot"] = slots.setdefault(row["enactment"], SLOTS[len(slots) % len(SLOTS)])
-        row["key_x"] = key_x
+        row.update(kind="message", key_x=key_x)
     step = step_px(rows)
-    rows += [event_arrow(agents.index(agent), at) for agent, at in (events or {}).items()]
     top = -(MESSAGE_GAP_PX - 2) / step  # room above step 0's first arrow for its label
-    lifelines = pd.DataFrame({"x": range(len(agents)), "top": top, "end": model.steps + 1.0})
-    band = pd.DataFrame({"x": [-0.5], "x2": right, "top": model.steps + top, "end": model.steps + 1 + top})
-    y, y2 = alt.Y("top:Q"), alt.Y2("end:Q")
-    shaded = alt.Chart(band).mark_rect(color=NOW).encode(x=alt.X("x:Q"), x2=alt.X2("x2:Q"), y=y, y2=y2)
-    lanes = alt.Chart(lifelines).mark_rule(color=LIFELINE, strokeDash=[4, 3]).encode(x=x, y=y, y2=y2)
+    rows += [event_arrow(agents.index(agent), at) for agent, at in (events or {}).items()]
+    rows += [{"kind": "lifeline", "x": i, "y": top, "y2": model.steps + 1.0} for i in range(len(agents))]
+    rows.append({"kind": "now", "x": -0.5, "x2": right, "y": model.steps + top, "y2": model.steps + 1 + top})
+    labels = tuple(agent_label(model, agent) for agent in agents)
+    layers = state_layers(labels, right, key_x + HEADER_HALF_PX / lane)
+    size = {"width": round(lane * (right + 0.5)), "height": round(step * (model.steps + 1 - top))}
+    return alt.layer(*layers, data=pd.DataFrame(rows), title=title, **size)
+
+
+@cache
+def state_layers(labels: tuple[tuple[str, str], ...], right: float, header: float) -> tuple[alt.Chart, ...]:
+    """The state view's marks, for lanes named ``labels`` and the enactments' column up to ``right`` (headed at
+    ``header``), each layer drawing the rows of its kinds: the band of this step ("now"), the lifelines, then the
+    arrows ("message", "event") and the messages' key values. They depend on nothing else, so a player makes them once
+    and each step is new data for them."""
+
+    def of(*kinds: str) -> list[alt.FilterTransform]:
+        return [alt.FilterTransform(alt.FieldOneOfPredicate(field="kind", oneOf=list(kinds)))]
+
+    x = lanes_axis([list(label) for label in labels], right, (header, "enactment"))
+    y, y2 = alt.Y("y:Q"), alt.Y2("y2:Q")
+    band = alt.Chart(transform=of("now")).mark_rect(color=NOW).encode(x=alt.X("x:Q"), x2=alt.X2("x2:Q"), y=y, y2=y2)
+    lanes = alt.Chart(transform=of("lifeline")).mark_rule(color=LIFELINE, strokeDash=[4, 3]).encode(x=x, y=y, y2=y2)
     colour = alt.condition(
-        alt.FieldEqualPredicate(field="slot", equal=EVENT),
+        alt.FieldEqualPredicate(field="kind", equal="event"),
         alt.value(viz.NEUTRAL),
         alt.Color("slot:N", scale=alt.Scale(domain=SLOTS, scheme="tableau10"), legend=None),
     )
-    lines, heads, labels = arrows(colour)
+    lines, heads, texts = (layer.properties(transform=of("message", "event")) for layer in arrows(colour))
     legend = alt.Legend(title="message", orient="bottom", columns=3, symbolSize=400)
     lines = lines.encode(
         strokeDash=alt.StrokeDash("status:N", scale=alt.Scale(domain=STATUSES, range=DASHES), legend=legend),
@@ -227,17 +244,17 @@ def enactment_now(model: Enactment, title: list[str], events: dict[str, int] | N
         tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("instance:N")],
     )
     keys = (
-        alt.Chart()
+        alt.Chart(transform=of("message"))
         .mark_text(align="left", fontSize=10, limit=ENACTMENT_PX - KEY_INDENT_PX)
         .encode(x=alt.X("key_x:Q"), y=alt.Y("y:Q"), text=alt.Text("key:N"), color=colour)
     )
-    size = {"width": round(lane * (right + 0.5)), "height": round(step * (model.steps + 1 - top))}
-    return alt.layer(shaded, lanes, lines, heads, labels, keys, data=pd.DataFrame(rows), title=title, **size)
+    return band, lanes, lines, heads, texts, keys
 
 
 def event_arrow(lane: int, step: int) -> dict:
     """An external event's arrow at ``step``: from the diagram's edge, half a lane left, into ``lane``'s lifeline."""
     return {
+        "kind": "event",
         "step": step,
         "y": step,
         "x": lane - 0.5,
@@ -247,7 +264,6 @@ def event_arrow(lane: int, step: int) -> dict:
         "arrow": "triangle-right",
         "message": EVENT,
         "status": STATUSES[2],
-        "slot": EVENT,
     }
 
 
@@ -256,8 +272,8 @@ def lifeline_order(model: Enactment) -> list[str]:
     return list(dict.fromkeys(model.cast[p.name][role] for p in model.in_play.values() for role in p.roles))
 
 
-def agent_label(model: Enactment, agent: str) -> list[str]:
-    """An agent's name, and below it the roles it plays unless its name is its role's (["ahoy", "Buyer"],
-    ["seller", ""])."""
+def agent_label(model: Enactment, agent: str) -> tuple[str, str]:
+    """An agent's name, and below it the roles it plays unless its name is its role's (("ahoy", "Buyer"),
+    ("seller", ""))."""
     roles = [role for cast in model.cast.values() for role, name in cast.items() if name == agent]
-    return [agent, "" if [agent.lower()] == [role.lower() for role in roles] else ", ".join(roles)]
+    return (agent, "" if [agent.lower()] == [role.lower() for role in roles] else ", ".join(roles))
