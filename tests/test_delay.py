@@ -319,3 +319,76 @@ def test_the_explore_panel_greys_out_what_the_chosen_player_ignores():
     assert {name for name, control in panel.controls.items() if control.disabled} == {"p", "alpha"}
     assert panel.result[1:] == Persona(1.0, -1.0, 1.0).parameters()  # the paper's persona plays its own p and α
     assert panel.last_error is None
+
+
+def drawn(game: DelayedDilemma, kind: str) -> list[dict]:
+    """The records of one kind ("cell", "arrow", "frame") that the state view draws for ``game`` as it stands."""
+    (records,) = spec_of(charts.trial_now(game))["datasets"].values()
+    return [record for record in records if record["kind"] == kind]
+
+
+def lane_by_tick(cells: list[dict], lane: int, ticks: int) -> list[str]:
+    """The states the runs of one lane give each tick 1 … ``ticks`` (a run spans its ticks' seconds)."""
+    runs = [cell for cell in cells if cell["y0"] == lane - 0.3]
+    return [next(run["state"] for run in runs if run["x0"] < t <= run["x1"]) for t in range(1, ticks + 1)]
+
+
+@pytest.mark.parametrize("delays", [(0, 0), (5, 5), (2, 9)])
+def test_the_state_view_lays_out_the_choices_and_what_is_in_effect_as_the_model_holds_them(delays):
+    game = DelayedDilemma(delay_a=delays[0], delay_b=delays[1], rng=4)
+    for _ in range(25):
+        game.step()
+    frame, cells = game.frame().iloc[1:], drawn(game, "cell")
+    columns = ["choice_a", "effective_a", "outcome", "effective_b", "choice_b"]
+    for lane, column in enumerate(columns):
+        assert lane_by_tick(cells, lane, 25) == frame[column].tolist(), column
+
+
+def test_the_state_view_draws_each_change_of_action_from_sent_to_arrived_by_hand():
+    # notebook 04, §2: tit-for-tat (A) against always-defect (B), both 3 s late; after 6 ticks
+    game = DelayedDilemma(delay_a=3, policy_a="tit_for_tat", policy_b="always_defect", rng=0)
+    for _ in range(6):
+        game.step()
+    arrows = [(a["y0"] < 2, a["state"], a["x0"], a["x1"], a["status"]) for a in drawn(game, "arrow")]
+    assert arrows == [
+        (True, "C", 0, 3, "arrived"),  # A's first C, sent at 0 s, on the server from 3 s
+        (True, "D", 4, 7, "in flight"),  # A's answer to B's D, seen at tick 5, lands at tick 8 (7 s)
+        (False, "D", 0, 3, "arrived"),  # B's D, all along: one change, its first
+    ]
+    frames = [(f["x0"], f["x1"], f["dash"]) for f in drawn(game, "frame")]
+    assert frames == [(3, 6, charts.IN_FLIGHT), (3, 6, charts.IN_FLIGHT), (6, 6, [1, 0])]  # the last 3 s; now
+    assert spec_of(charts.trial_now(game))["title"] == [
+        "tick 6 of 63 · points: A 0, B 15",  # B has earned T = 5 on ticks 4 to 6
+        "A sees B: D, chosen 3 s ago · B's latest choice: D",
+        "B sees A: C, chosen 3 s ago · A's latest choice: D",
+    ]
+
+
+def test_an_arrow_without_delay_points_straight_across_and_one_with_delay_leans_by_it():
+    game = DelayedDilemma(delay_a=0, delay_b=10, rng=0)
+    game.step()
+    a, b = sorted(drawn(game, "arrow"), key=lambda arrow: arrow["y0"])
+    assert a["angle"] == 180 and a["x0"] == a["x1"] == 0  # A's arrow points down the chart, at once
+    px_right = 10 * charts.TRIAL_PX / 70  # 10 s of a 70 s axis
+    px_up = (4 - 3 - 0.6) * charts.LANE_PX
+    assert b["angle"] == pytest.approx(math.degrees(math.atan2(px_right, px_up)))  # B's points up and right
+    assert drawn(game, "frame")[0] == {
+        "kind": "frame",
+        "x0": 0,
+        "x1": 1,
+        "dash": charts.IN_FLIGHT,
+        "y0": 3.62,
+        "y1": 4.38,
+    }
+
+
+def test_the_player_replays_section_2_and_greys_out_what_its_players_ignore():
+    panel = panels.player_panel(
+        start={"delay_a": 3, "delay_b": 3, "policy_a": "tit_for_tat", "policy_b": "always_defect"}
+    )
+    assert list(panel.values) == [*panels.PLAYED, "seed"] and "llm" not in panel.params["policy_a"].values
+    assert {name for name, control in panel.controls.items() if control.disabled} == {"p", "alpha", "seed"}
+    game = panel.run_to_end()
+    assert (game.steps, game.players[0].payoff, game.players[1].payoff) == (63, 56, 76)  # §2's formula at 3 s
+    panel.controls["policy_b"].value = panel.params["policy_b"].values.index("simplified")
+    assert panel.model.steps == 0 and not any(control.disabled for control in panel.controls.values())

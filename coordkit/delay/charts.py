@@ -1,6 +1,7 @@
 """Charts of the delay paper's figures, built on :mod:`coordkit.viz`."""
 
 import json
+import math
 
 import altair as alt
 import numpy as np
@@ -8,7 +9,11 @@ import pandas as pd
 
 from coordkit import viz
 from coordkit.delay import metrics
+from coordkit.delay.agents import Player
 from coordkit.delay.fast import Trials
+from coordkit.delay.game import UNKNOWN, C, outcome
+from coordkit.delay.model import DelayedDilemma
+from coordkit.views import state_view
 
 # the paper's Fig. 3 colours: green CC, red DD, orange (D, C), yellow (C, D); grey before both actions arrive
 OUTCOME_COLOURS = {"CC": "#2ca02c", "DD": "#d62728", "DC": "#ff7f0e", "CD": "#f2c40f", "?": "#dddddd"}
@@ -136,3 +141,141 @@ def asymmetry(frame: pd.DataFrame) -> alt.Chart:
         x_title="B's delay (s)",
         y_title="mean payoff per trial",
     )
+
+
+# --- the player's view: one trial as it stands --------------------------------------------------------------------
+
+LANES = ("A's choices", "A's, as B sees them", "outcome on the server", "B's, as A sees them", "B's choices")
+ACTION_NAMES = {C: "C cooperate", "D": "D defect", UNKNOWN: "? not arrived yet"}
+STATES = {**ACTION_NAMES, **OUTCOME_NAMES}  # an action and an outcome share their colour where they mean the same
+ACTION_COLOURS = {C: OUTCOME_COLOURS["CC"], "D": OUTCOME_COLOURS["DD"], UNKNOWN: OUTCOME_COLOURS[UNKNOWN]}
+STATE_COLOURS = alt.Scale(domain=list(STATES), range=[(ACTION_COLOURS | OUTCOME_COLOURS)[state] for state in STATES])
+SENT = ["arrived", "in flight"]
+IN_FLIGHT = [6, 4]  # the dashes of what is in flight
+LANE_PX, TRIAL_PX = 36, 600  # a lane's height, and the time axis's width
+
+
+@state_view(DelayedDilemma)
+def trial_now(game: DelayedDilemma) -> alt.LayerChart:
+    """One trial as it stands (§3.1, Fig. 2b): both players' choices tick by tick, what of them is in effect on the
+    server, which is what the other player sees, and the outcome the payoffs are earned on, in lanes over the
+    trial's whole time axis. Each change of action is an arrow from when it was sent to when it reaches the server,
+    dashed while it is in flight, as are the latest choices, which have not arrived yet.
+
+    One table of records for all the marks, and the scales, axes and legends declared once, on the mark that
+    introduces them (the others share them): each copy costs the player milliseconds a frame."""
+    end_s = game.timing.total_ticks * game.tick_s
+    a, b = game.players
+    records = [*_lanes(game), *_sent(game, a, 0, 1), *_sent(game, b, 4, 3), _now(game)]
+    x = alt.X(
+        "x0:Q",
+        title="time on the server clock (s)",
+        scale=alt.Scale(domain=[0, end_s], nice=False, zero=False),
+        axis=alt.Axis(tickCount=10, labelFlush=False),
+    )
+    y = alt.Y(
+        "y0:Q",
+        title=None,
+        scale=alt.Scale(domain=[-0.6, len(LANES) - 0.4], reverse=True, nice=False, zero=False),
+        axis=alt.Axis(values=list(range(len(LANES))), labelExpr=f"{json.dumps(LANES)}[datum.value]", grid=False),
+    )
+    colour = alt.Color("state:N", title="action, or outcome (A, B)", scale=STATE_COLOURS, legend=_STATE_LEGEND)
+    sent = alt.StrokeDash(
+        "status:N",
+        title="each change of action, from sent to on the server",
+        scale=alt.Scale(domain=SENT, range=[[1, 0], IN_FLIGHT]),
+        legend=alt.Legend(symbolType="stroke", symbolSize=400, symbolStrokeWidth=2, symbolStrokeColor=viz.NEUTRAL),
+    )
+    span = alt.Chart().encode(x=alt.X("x0:Q"), x2=alt.X2("x1:Q"), y=alt.Y("y0:Q"), y2=alt.Y2("y1:Q"))
+    state = alt.Color("state:N")
+    return alt.layer(
+        span.mark_rect().encode(x=x, y=y, color=colour).transform_filter("datum.kind == 'cell'"),
+        span.mark_rule(strokeWidth=2).encode(color=state, strokeDash=sent).transform_filter("datum.kind == 'arrow'"),
+        alt.Chart()
+        .mark_point(shape="triangle-up", size=60, filled=True, opacity=1, angle=alt.ExprRef("datum.angle"))
+        .encode(x=alt.X("x1:Q"), y=alt.Y("y1:Q"), color=state)
+        .transform_filter("datum.kind == 'arrow'"),
+        # the frame round the choices in flight, dashed as their arrows are, and the line of now (a frame 0 s wide)
+        span.mark_rect(
+            fill="transparent", stroke=viz.NEUTRAL, strokeWidth=1.5, strokeDash=alt.ExprRef("datum.dash")
+        ).transform_filter("datum.kind == 'frame'"),
+        data=alt.InlineData(values=records),
+        width=TRIAL_PX,
+        height=LANE_PX * len(LANES),
+        title=_trial_title(game),
+    )
+
+
+_STATE_LEGEND = alt.Legend(labelExpr=f"{json.dumps(STATES)}[datum.label]", columns=4, symbolType="square")
+
+
+def _lanes(game: DelayedDilemma) -> list[dict]:
+    """The five lanes as runs of one state each, tick t spanning (t − 1)·Δt to t·Δt on the server clock: each
+    player's choices (when it made them) and its actions in effect (the choices of its delay earlier), and the
+    outcome of the two in effect."""
+    a, b = game.players
+    ticks = range(1, game.steps + 1)
+    in_effect = [[player.effective(t) for t in ticks] for player in (a, b)]
+    lanes = [a.choices, in_effect[0], [outcome(*pair) for pair in zip(*in_effect)], in_effect[1], b.choices]
+    return [
+        {"kind": "cell", "x0": start * game.tick_s, "x1": stop * game.tick_s, "state": state}
+        | {"y0": lane - 0.3, "y1": lane + 0.3}
+        for lane, states in enumerate(lanes)
+        for start, stop, state in _runs(states)
+    ]
+
+
+def _runs(states: list[str]) -> list[tuple[int, int, str]]:
+    """(start, stop, state) of each run of equal states: tick start + 1 to tick stop."""
+    runs, start = [], 0
+    for tick in range(1, len(states) + 1):
+        if tick == len(states) or states[tick] != states[start]:
+            runs.append((start, tick, states[start]))
+            start = tick
+    return runs
+
+
+def _sent(game: DelayedDilemma, player: Player, lane: int, seen: int) -> list[dict]:
+    """``player``'s changes of action as arrows from its lane of choices, when sent, to its lane in effect, when
+    they arrive ``delay`` later; and a frame round its choices still in flight."""
+    tick_s, delay, now = game.tick_s, player.delay_ticks, game.steps
+    down = 1 if seen > lane else -1  # the arrow runs down the chart, or up it
+    dx, dy = delay * tick_s * TRIAL_PX / (game.timing.total_ticks * tick_s), down * (abs(seen - lane) - 0.6) * LANE_PX
+    angle = math.degrees(math.atan2(dx, -dy))  # the arrowhead (a triangle pointing up) turned along the arrow
+    previous = [UNKNOWN, *player.choices]
+    arrows = [
+        {"kind": "arrow", "x0": (t - 1) * tick_s, "x1": (t - 1 + delay) * tick_s, "state": choice, "angle": angle}
+        | {"y0": lane + 0.3 * down, "y1": seen - 0.3 * down, "status": SENT[t + delay > now]}
+        for t, choice in enumerate(player.choices, start=1)
+        if choice != previous[t - 1]
+    ]
+    flying = {"kind": "frame", "x0": max(0, now - delay) * tick_s, "x1": now * tick_s, "dash": IN_FLIGHT}
+    return [*arrows, flying | {"y0": lane - 0.38, "y1": lane + 0.38}] if delay and now else arrows
+
+
+def _now(game: DelayedDilemma) -> dict:
+    """The server clock at the end of the tick on screen."""
+    return {"kind": "frame", "x0": game.steps * game.tick_s, "x1": game.steps * game.tick_s, "dash": [1, 0]} | {
+        "y0": -0.6,
+        "y1": len(LANES) - 0.4,
+    }
+
+
+def _trial_title(game: DelayedDilemma) -> list[str]:
+    """The tick and both scores; then what each player sees of the other beside what the other last chose."""
+    a, b = game.players
+    head = f"tick {game.steps} of {game.timing.total_ticks} · points: A {a.payoff:g}, B {b.payoff:g}"
+    if game.steps == 0:
+        return [head, "nothing chosen yet: press Step or Play"]
+    return [head, _sight(game, a, b), _sight(game, b, a)]
+
+
+def _sight(game: DelayedDilemma, viewer: Player, other: Player) -> str:
+    """What ``viewer`` sees of ``other`` now (``other``'s choice of its delay ago), and what ``other`` last chose."""
+    seen, latest = other.effective(game.steps), other.last_choice
+    if other.delay_ticks == 0:
+        return f"{viewer.name} sees {other.name}'s latest choice at once: {latest}"
+    age = f"{other.delay_ticks * game.tick_s:g} s"
+    if seen == UNKNOWN:
+        return f"{viewer.name} sees nothing of {other.name} yet: its first choice takes {age} to arrive"
+    return f"{viewer.name} sees {other.name}: {seen}, chosen {age} ago · {other.name}'s latest choice: {latest}"

@@ -1,32 +1,43 @@
-"""Notebook 04's panel: the explore panel of §5, which plays the simplified model's trials (§4.2) on the fast path
-for the delays, trial length and player a student picks."""
+"""Notebook 04's panels: the player of §2, which plays one trial second by second, and the explore panel of §5,
+which plays the simplified model's trials (§4.2) on the fast path for the delays, trial length and player a student
+picks. Both label and condition their controls alike (:func:`overrides`)."""
 
 from coordkit.delay import charts, fast
-from coordkit.delay.model import DelayedDilemma
+from coordkit.delay.model import POLICIES, DelayedDilemma
 from coordkit.delay.policies import Persona
+from coordkit.player import ModelPlayer, model_player
 from coordkit.seeds import derive_seeds
 from coordkit.ui import ExperimentPanel, Slider, controls
+
+PLAYED = ["delay_a", "delay_b", "policy_a", "policy_b", "p", "alpha", "duration_s"]
+RULES = [policy for policy in POLICIES if policy != "llm"]  # the players that need no LLM client
+
+
+def player_panel(start: dict | None = None) -> ModelPlayer:
+    """Notebook 04, §2 "Watch one run": one trial played second by second in its state view
+    (:func:`charts.trial_now`: both players' choices, what of them the other sees, the outcome, and each change of
+    action on its way), with both delays, both players (any rule) and the trial length on controls. The controls
+    start at the model's declared defaults, or at ``start``."""
+    players = {"policy_a": {"options": RULES, "label": "player A"}, "policy_b": {"options": RULES, "label": "player B"}}
+    seed = {"active_when": draws_at_random}
+    return model_player(DelayedDilemma, PLAYED, start=start, **overrides(PLAYED), **players, seed=seed)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
     """Notebook 04, §5 "Explore": both delays, the trial length, the player (the simplified model's p and α, or a
     persona's three traits) and the number of trials; the outcome shares of the last 20 s, then the rasters. The
     model's controls start at its declared defaults, or at ``start``."""
-    simplified_only = {"active_when": plays_simplified_model}
+    explored = ["delay_a", "delay_b", "duration_s", "policy_a", "p", "alpha"]
     persona_only = {"active_when": plays_persona}
     return ExperimentPanel(
         play,
         [
             *controls(
                 DelayedDilemma,
-                ["delay_a", "delay_b", "duration_s", "policy_a", "p", "alpha"],
+                explored,
                 start=start,
-                delay_a={"label": "delay A (s)"},
-                delay_b={"label": "delay B (s)"},
-                duration_s={"low": 20, "label": "trial length (s)"},  # the 20 s measured … 300 s: ≤ 0.13 s a run
+                **overrides(explored),
                 policy_a={"options": ["simplified", "persona"], "label": "player"},
-                p={"low": 0.5, "step": 0.01, **simplified_only},  # exercise 2 asks for p = 0.99
-                alpha={"label": "α", **simplified_only},
             ),
             Slider("agreeableness", -1.0, 1.0, step=0.5, default=1.0, label="agreeableness A", **persona_only),
             Slider("conscientiousness", -1.0, 1.0, step=0.5, default=-1.0, label="conscientiousness C", **persona_only),
@@ -61,9 +72,27 @@ def show(played: tuple[fast.Trials, float, float]) -> list:
     return charts.explore(*played)
 
 
+def overrides(names: list[str]) -> dict[str, dict]:
+    """The labels, spans and conditions of the controls ``names`` that both panels show alike."""
+    every = {
+        "delay_a": {"label": "delay A (s)"},
+        "delay_b": {"label": "delay B (s)"},
+        "duration_s": {"low": 20, "label": "trial length (s)"},  # the 20 s measured … 300 s: ≤ 0.13 s a run
+        "p": {"low": 0.5, "step": 0.01, "active_when": plays_simplified_model},  # exercise 2 asks for p = 0.99
+        "alpha": {"label": "α", "active_when": plays_simplified_model},
+    }
+    return {name: every[name] for name in names if name in every}
+
+
 def plays_simplified_model(values: dict) -> bool:
-    """p and α matter only for the simplified model's player: a persona sets its own from its traits."""
-    return values["policy_a"] == "simplified"
+    """p and α matter only for a player of the simplified model: a persona sets its own from its traits, and the
+    classic strategies have none."""
+    return "simplified" in (values["policy_a"], values.get("policy_b"))
+
+
+def draws_at_random(values: dict) -> bool:
+    """The seed matters only to a player that draws random numbers: the simplified model and the persona's rule."""
+    return bool({"simplified", "persona"} & {values["policy_a"], values["policy_b"]})
 
 
 def plays_persona(values: dict) -> bool:
