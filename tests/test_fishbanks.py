@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit import stats
+from coordkit.live_chart import spec_of
 from coordkit.llm import ScriptedClient
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import ParameterError
-from coordkit.rep.fishbanks import metrics, stand_in
+from coordkit.rep.fishbanks import charts, metrics, panels, stand_in
 from coordkit.rep.fishbanks.agents import promise_kept
 from coordkit.rep.fishbanks.ecology import DENSITIES, REGENERATION_TABLE, Fishery, catch_effect, density_from_effect
 from coordkit.rep.fishbanks.experiments import compare_with_paper, dissect, figure2
@@ -463,3 +464,72 @@ def test_every_number_in_the_comparison_is_finite():
     assert "CI -" not in " ".join(kit) and "–-" not in " ".join(kit)  # intervals of stocks stay at or above zero
     points = kit[kit.str.endswith(" points")].str.removesuffix(" points").astype(float)
     assert len(points) == 3 and (points.abs() <= 100).all(), points  # a gain in points cannot explode
+
+
+# --- the player's view --------------------------------------------------------------------------------------------
+
+
+def rows_with(spec: dict, column: str) -> list[dict]:
+    """The rows of the view's dataset that has ``column``."""
+    (rows,) = [rows for rows in spec["datasets"].values() if rows and column in rows[0]]
+    return rows
+
+
+def test_a_company_remembers_last_seasons_fleet_when_it_deploys():
+    game = Fishbanks(rng=0)
+    company = game.industry[0]
+    first = company.boats
+    assert company.boats_before == first  # before the first season: its initial fleet
+    company.deploy(first + 2, "more")
+    assert (company.boats_before, company.boats) == (first, first + 2)
+
+
+def test_the_fishery_view_draws_a_seasons_waterfall_and_the_seas_levels_by_hand():
+    game = Fishbanks(rng=0)  # 3,000 fish of 4,000, threshold 0.35 of the start
+    game.stock, game.total_catch, game.regenerated = 2000.0, 600.0, 400.0  # a season: 2,200 − 600 + 400
+    spec = spec_of(charts.fishery_now(game))
+    bars = {row["phase"]: (row["low"], row["high"]) for row in rows_with(spec, "phase")}
+    assert bars == {"start": (0, 2200), "caught": (1600, 2200), "grew": (1600, 2000), "now": (0, 2000)}
+    axis = spec["hconcat"][0]["encoding"]["y"]["axis"]
+    assert axis["values"] == pytest.approx([0, 4000, 2400, 1050])  # capacity, 0.6 of it, 0.35 of the start
+    names = ("'capacity 4,000'", "'regrows fastest 2,400'", "'viability threshold 1,050'")
+    assert all(name in axis["labelExpr"] for name in names)
+
+
+def test_the_fishery_view_marks_the_boats_added_and_laid_up_by_hand():
+    game = Fishbanks(rng=0, companies=2)
+    growing, shrinking = game.industry
+    growing.boats = shrinking.boats = 3
+    growing.deploy(5, "")
+    shrinking.deploy(1, "")
+    boats = rows_with(spec_of(charts.fishery_now(game)), "state")
+    states = {(row["company"], row["boat"]): row["state"] for row in boats}
+    assert states == {
+        **{(growing.name, boat): "in the fleet" for boat in (1, 2, 3)},
+        **{(growing.name, boat): "added this season" for boat in (4, 5)},
+        (shrinking.name, 1): "in the fleet",
+        **{(shrinking.name, boat): "laid up this season" for boat in (2, 3)},
+    }
+
+
+@pytest.mark.parametrize("protocol", ["a2a", "rep_textual"])
+def test_the_fishery_view_shows_the_game_as_it_stands_at_each_season(protocol):
+    game = Fishbanks(protocol=protocol, rng=2)
+    while game.running:
+        game.step()
+        spec = spec_of(charts.fishery_now(game))
+        assert spec["title"]["text"].startswith(f"season {game.steps} of 8 · ")
+        now = {row["phase"]: row for row in rows_with(spec, "phase")}["now"]
+        assert now["high"] == pytest.approx(game.stock)
+        boats = pd.DataFrame(rows_with(spec, "state"))
+        at_sea = boats[boats["state"] != "laid up this season"].groupby("company").size()
+        assert at_sea.to_dict() == {company.name: company.boats for company in game.industry}
+        catches = {row["company"]: row["catch"] for row in rows_with(spec, "profit")}
+        assert catches == pytest.approx({company.name: company.catch for company in game.industry})
+
+
+def test_the_fishery_player_plays_a_game_season_by_season_with_the_explore_panels_controls():
+    player = panels.fishery_player_panel(start={"protocol": "a2a"})
+    assert list(player.controls)[:-1] == panels.EXPLORED and player.values["protocol"] == "a2a"
+    assert player.model.steps == 0 and player.step() and player.model.steps == 1
+    assert player.run_to_end().steps == 8 and player.last_error is None

@@ -10,7 +10,8 @@ from coordkit.rep.protocol import Message, Sensitivity, Theta
 class Company(mesa.Agent):
     """One fishing company: its profile, risk tolerance r and sustainability value v (Appendix A's prompt: "your
     company's risk tolerance and sustainability values"), its books for the last season (boats, catch,
-    revenue, cost, profit) and in total, and its estimate of the fish density.
+    revenue, cost, profit) and in total, the boats it deployed the season before (``boats_before``), and its
+    estimate of the fish density.
 
     The estimate is what its catch per boat says (the inverse of the catch-effect table) plus N(0,
     ``observation_noise``) noise from the model's generator, clipped to [0, 1]: each company reads the shared
@@ -23,7 +24,7 @@ class Company(mesa.Agent):
         self.profile = profile
         self.risk_tolerance = risk_tolerance
         self.sustainability = sustainability
-        self.boats = boats
+        self.boats = self.boats_before = boats
         self.catch = self.revenue = self.cost = self.profit = self.cumulative_profit = 0.0
         self.catch_per_boat = self.profit_per_boat = self.density_estimate = 0.0
         self.message = ""
@@ -70,7 +71,7 @@ class Company(mesa.Agent):
         )
 
     def deploy(self, boats: int, message: str) -> None:
-        self.boats = boats
+        self.boats_before, self.boats = self.boats, boats
         self.message = message
 
 

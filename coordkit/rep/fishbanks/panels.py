@@ -1,10 +1,19 @@
-"""Notebook 02's Fishbanks panel (section 1.5): one game played again at every change of its controls."""
+"""Notebook 02's Fishbanks panels: one game played season by season (section 1.1), and one game played again at
+every change of its controls (section 1.5)."""
 
+from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.fishbanks import charts
 from coordkit.rep.fishbanks.model import Fishbanks
 from coordkit.ui import ExperimentPanel, model_panel
 
 EXPLORED = ["protocol", "companies", "seasons", "regeneration", "fish_price", "boat_cost"]
+
+
+def fishery_player_panel(start: dict | None = None) -> ModelPlayer:
+    """One game played season by season (▶ Play, Step, Reset) in its state view,
+    :func:`~coordkit.rep.fishbanks.charts.fishery_now`: the sea's stock, this season's catch and regrowth, and
+    each company's boats; the controls are :func:`explore_panel`'s, at the declared defaults or at ``start``."""
+    return model_player(Fishbanks, EXPLORED, start=start)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
