@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit import stats
+from coordkit.live_chart import spec_of
 from coordkit.llm import LLMRequest, ScriptedClient
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import FakeLLMServer
@@ -424,3 +425,75 @@ def test_the_fast_panel_plays_the_fast_path_with_its_controls():
     final = panel.result.iloc[-1]
     title = panels.consensus_chart(panel.result).to_dict()["title"]
     assert panel.last_error is None and f"({final['participants']:,.0f} agents join)" in str(title)
+
+
+# --- the player's view --------------------------------------------------------------------------------------------
+
+
+def rows_with(spec: dict, column: str) -> pd.DataFrame:
+    """The view's dataset that has ``column``."""
+    (rows,) = [rows for rows in spec["datasets"].values() if rows and column in rows[0]]
+    return pd.DataFrame(rows)
+
+
+def test_the_agents_sit_on_a_ring_clockwise_from_the_top():
+    x, y = charts.ring(4)
+    assert x.tolist() == pytest.approx([0, 1, 0, -1]) and y.tolist() == pytest.approx([1, 0, -1, 0])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_network_view_shows_the_round_as_it_stands(protocol):
+    night = MovieScheduling(protocol=protocol, rng=7)
+    seats = None
+    while night.running and night.steps < 4:
+        spec = spec_of(charts.movie_night_now(night))
+        assert spec["title"]["text"].startswith(f"round {night.steps} of 20 · ")
+        network = rows_with(spec, "x2")
+        agents = network[network["what"].isin(charts.NETWORK_MARKS.domain[:2])]
+        assert (agents["what"] == charts.NETWORK_MARKS.domain[0]).tolist() == [goer.votes for goer in night.goers]
+        if seats is None:
+            seats = agents[["x", "y"]]
+        pd.testing.assert_frame_equal(agents[["x", "y"]], seats)  # the layout stays put
+        halves = network[~network["what"].isin(charts.NETWORK_MARKS.domain[:2])]
+        assert len(halves) == 2 * len(night.edges)  # every link, one half a sender
+        points = rows_with(spec, "area")
+        own = points[points["what"].isin(["joins", "declines"])]
+        assert own["price"].tolist() == pytest.approx([goer.proposal["price"] for goer in night.goers], abs=1e-3)
+        group = points[points["what"].str.startswith("the group's")]
+        assert len(group) == night.steps + 1  # round 0's proposal and every round's since
+        now = group.iloc[-1]
+        assert now["what"] == "the group's, now" and now["price"] == pytest.approx(night.group_price, abs=1e-3)
+        night.step()
+
+
+def test_each_message_is_drawn_as_its_sender_said_it_or_as_unread():
+    quiet = MovieScheduling(protocol="a2a", rng=1)
+    kinds = charts.NETWORK_MARKS.domain
+    senders, receivers = quiet.edges[:, 0], quiet.edges[:, 1]
+    assert set(charts.message_kinds(quiet, senders, receivers)) == {kinds[5]}  # round 0: nothing said yet
+    for attention, reading in ((1, "section7"), (1000, "section7"), (1, "table2")):
+        night = MovieScheduling(protocol="a2a", attention=attention, reading=reading, sparsity=0, rng=1)
+        night.step()
+        both = (
+            np.concatenate([night.edges[:, 0], night.edges[:, 1]]),
+            np.concatenate([night.edges[:, 1], night.edges[:, 0]]),
+        )
+        said = pd.DataFrame({"sender": both[0], "receiver": both[1], "kind": charts.message_kinds(night, *both)})
+        read = said[said["kind"] != kinds[4]]
+        joins = [night.goers[sender].joins for sender in read["sender"]]
+        assert read["kind"].tolist() == [kinds[2] if joined else kinds[3] for joined in joins]
+        per_receiver = read.groupby("receiver").size()
+        if attention == 1 and reading == "section7":  # each agent reads one of its neighbours' messages
+            assert (per_receiver == 1).all() and len(per_receiver) == night.population
+        else:  # every message is read: attention beyond every degree, or A2A under Table 2's reading
+            assert len(read) == len(said)
+
+
+def test_the_movie_player_plays_a_run_with_the_explore_panels_controls_greyed_out_alike():
+    player, explore = panels.movies_player_panel(), panels.explore_panel()
+    assert list(player.controls)[:-1] == panels.EXPLORED == list(explore.controls)[:-1]
+    for panel in (player, explore):
+        assert panel.controls["attention"].disabled and not panel.controls["consensus"].disabled
+        panel.controls["protocol"].value = PROTOCOLS.index("a2a")  # a dropdown's value is its option's position
+        assert not panel.controls["attention"].disabled and panel.controls["consensus"].disabled
+    assert player.run_to_end().steps == 20 and player.last_error is None

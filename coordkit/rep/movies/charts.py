@@ -1,15 +1,19 @@
 """Movie-scheduling charts: the paper's Figure 3 redrawn beside its numbers, and one run at a glance."""
 
+import functools
+
 import altair as alt
 import networkx as nx
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from coordkit import viz
 from coordkit.papers import numbers
 from coordkit.rep.movies.model import PROTOCOL_NAMES, READING_NAMES, MovieScheduling
 from coordkit.rep.movies.policies import PRICE, TIME
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
+from coordkit.views import state_view
 
 REGIME_NAMES = {"complete": "fully connected", "sparse_30": "30% sparse", "sparse_60": "60% sparse"}
 MAX_EDGES_DRAWN = 4000  # Altair's row limit stays on: a denser network is drawn with every k-th edge
@@ -303,3 +307,189 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
             .encode(x=alt.X("round:Q"), y=alt.Y(f"{CONSENSUS}:Q"))
         )
     return alt.layer(*layers, width=width, height=320)
+
+
+# --- the player's view: the network and the proposals as they stand --------------------------------------------
+
+# what the network draws, each in its colour: an agent by its vote on the group's proposal (VOTES' colours); a
+# message, on its sender's half of a link, by what it said, or that it went unread
+NETWORK_MARKS = alt.Scale(
+    domain=[
+        "agent joins the group's proposal",
+        "agent declines it",
+        "said: joins at own proposal",
+        "said: declines at own proposal",
+        "not read (A2A's attention)",
+        "nothing said yet",
+    ],
+    range=[*VOTES.range, "#9ecae9", "#ff9d98", "#eeca3b", "#dddddd"],
+)
+NIGHT = 330  # px: the network's square and the map's
+DIGITS = 3  # decimals a position keeps: a fraction of a pixel, and half the spec of all of them
+SEATS = alt.Scale(domain=[-1.08, 1.08], nice=False)  # the ring, of radius 1, with room for the dots
+# what the map draws, each in its colour and shape: the agents' own proposals by their vote (VOTES' colours), their
+# ideals, and the group's proposal now and before
+MAP_POINTS = ["joins", "declines", "ideal", "the group's, now", "the group's, before"]
+MAP_COLOURS = [*VOTES.range, "#bbbbbb", "black", "black"]
+MAP_SHAPES = ["circle", "circle", "circle", STAR, "circle"]
+MAP_TITLE = ["own proposals, ideals in grey", "★ the group's proposal, • before"]
+
+
+@state_view(MovieScheduling)
+def movie_night_now(model: MovieScheduling) -> alt.HConcatChart:
+    """The round as it stands (the player's view, REP §7): the network, agents on a ring in the small world's
+    order, each coloured by whether it would join the group's proposal, and each link split in two halves, each
+    coloured by the message its end's agent sent along it this round; beside it, the price × start-time map of the
+    agents' own proposals, their ideals, and the group's proposal (★) with the ones before it."""
+    return alt.hconcat(
+        _network_now(model),
+        _proposals_now(model),
+        title=viz.title(_night_headline(model), viz.TITLE_LIMIT),
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")),
+    )
+
+
+def _night_headline(model: MovieScheduling) -> str:
+    """The round, the protocol, and who would join the group's proposal."""
+    hours, minutes = divmod(round(model.group_time * 60), 60)
+    return (
+        f"round {model.steps} of {model.rounds} · {PROTOCOL_NAMES[model.protocol]} · {model.participants} of "
+        f"{model.population} would join the group's proposal, ${model.group_price:.2f} at {hours:02d}:{minutes:02d} "
+        f"({model.convergence_threshold:.0%} needed)"
+    )
+
+
+def _network_now(model: MovieScheduling) -> alt.Chart:
+    """The agents on their ring and this round's messages on the links, in one mark: every half link is a rule
+    from its sender to the link's middle, every agent a rule too short to see whose round caps make it a dot (two
+    marks would need a layer, which costs the view as much again to build)."""
+    messages, agents = _message_rules(model), _agent_rules(model)
+    network = "a small world" if model.network == "small_world" else "complete"
+    title = [
+        f"{model.population} agents, {len(model.edges)} links",
+        f"{network}, {model.sparsity:.0%} of links removed",
+    ]
+    legend = alt.Legend(title="agents, and messages on the sender's half of a link", symbolType="stroke")
+    is_agent = alt.FieldOneOfPredicate(field="what", oneOf=NETWORK_MARKS.domain[:2])
+    line = float(np.clip(50 / model.population, 0.8, 3.0))  # px: thinner as the links crowd
+    return (
+        alt.Chart(
+            pd.concat([messages, agents], ignore_index=True), width=NIGHT, height=NIGHT, title=viz.title(title, NIGHT)
+        )
+        .mark_rule(strokeCap="round")
+        .encode(
+            x=alt.X("x:Q", scale=SEATS, axis=None),
+            y=alt.Y("y:Q", scale=SEATS, axis=None),
+            x2=alt.X2("x2:Q"),
+            y2=alt.Y2("y2:Q"),
+            color=alt.Color("what:N", scale=NETWORK_MARKS, legend=legend),
+            strokeWidth=alt.condition(is_agent, alt.value(_dot(model.population)), alt.value(line)),
+            tooltip=[alt.Tooltip("agent:Q"), alt.Tooltip("what:N"), alt.Tooltip("message:N")],
+        )
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def ring(population: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each agent sits: on a circle of radius 1, clockwise from the top, in the order of the small world's
+    ring (a fixed layout: the same for every round of a run, and for every run of that many agents)."""
+    angle = np.pi / 2 - 2 * np.pi * np.arange(population) / population
+    return np.cos(angle).round(DIGITS), np.sin(angle).round(DIGITS)
+
+
+def _agent_rules(model: MovieScheduling) -> pd.DataFrame:
+    """Each agent as a dot on the ring, coloured by its vote on the group's proposal, with the message it sent."""
+    x, y = ring(model.population)
+    joins = np.array([goer.votes for goer in model.goers])
+    return pd.DataFrame(
+        {
+            "x": x,
+            "y": y,
+            "x2": x,
+            "y2": y + 10.0**-DIGITS,  # a rule needs a length for its caps to be drawn
+            "what": np.where(joins, NETWORK_MARKS.domain[0], NETWORK_MARKS.domain[1]),
+            "agent": np.arange(model.population),
+            "message": [goer.message for goer in model.goers],
+        }
+    )
+
+
+def _message_rules(model: MovieScheduling) -> pd.DataFrame:
+    """Each message of this round as the half of its link at its sender's end, coloured by what it said."""
+    x, y = ring(model.population)
+    senders = np.concatenate([model.edges[:, 0], model.edges[:, 1]])
+    receivers = np.concatenate([model.edges[:, 1], model.edges[:, 0]])
+    return pd.DataFrame(
+        {
+            "x": x[senders],
+            "y": y[senders],
+            "x2": (x[senders] + x[receivers]) / 2,
+            "y2": (y[senders] + y[receivers]) / 2,
+            "what": message_kinds(model, senders, receivers),
+            "agent": senders,
+            "message": "",
+        }
+    )
+
+
+def message_kinds(model: MovieScheduling, senders: np.ndarray, receivers: np.ndarray) -> np.ndarray:
+    """What this round's message from ``senders[k]`` to ``receivers[k]`` said, as :data:`NETWORK_MARKS` names it:
+    whether its sender would join at its own proposal (its stage-1 decision, §7), or that its receiver did not
+    read it (A2A under the §7 reading weighs at most ``attention`` messages); no message before round 1."""
+    kinds = NETWORK_MARKS.domain
+    if model.steps == 0:
+        return np.full(len(senders), kinds[5])
+    joins = np.array([goer.joins for goer in model.goers])
+    said = np.where(joins[senders], kinds[2], kinds[3])
+    if model.attended is None:
+        return said
+    weighed = sp.csr_array(
+        (model.attended, model.adjacency.indices, model.adjacency.indptr), shape=model.adjacency.shape
+    )
+    return np.where(weighed[receivers, senders], said, kinds[4])
+
+
+def _proposals_now(model: MovieScheduling) -> alt.Chart:
+    """Price × start time, in one mark: the agents' ideals (grey), their own proposals θ_i (coloured by their vote
+    on the group's), and the group's proposal (★) with its earlier positions (black dots)."""
+    ideals = pd.DataFrame({"price": model.preferences.price, "time": model.preferences.time, "what": "ideal"})
+    own = pd.DataFrame(
+        {
+            "price": [goer.proposal[PRICE] for goer in model.goers],
+            "time": [goer.proposal[TIME] for goer in model.goers],
+            "what": ["joins" if goer.votes else "declines" for goer in model.goers],
+        }
+    )
+    points = pd.concat([ideals, own, _group_so_far(model)], ignore_index=True).round(DIGITS)  # in this order: ★ on top
+    dot = _dot(model.population) ** 2
+    points["area"] = points["what"].map(dict(zip(MAP_POINTS, [0.6 * dot, 0.6 * dot, dot / 3, 300, 30])))
+    hours = list(range(int(EVENING[0]), int(EVENING[1]) + 1))
+    return (
+        alt.Chart(points, width=NIGHT, height=NIGHT, title=viz.title(MAP_TITLE, NIGHT))
+        .mark_point(filled=True, opacity=0.85)
+        .encode(
+            x=alt.X("price:Q", scale=alt.Scale(domain=list(PRICE_RANGE), nice=False), title="ticket price ($)"),
+            y=alt.Y(
+                "time:Q",
+                scale=alt.Scale(domain=list(EVENING), nice=False),
+                title="start",
+                axis=alt.Axis(values=hours, labelExpr="datum.value + ':00'"),
+            ),
+            color=alt.Color("what:N", scale=alt.Scale(domain=MAP_POINTS, range=MAP_COLOURS), legend=None),
+            shape=alt.Shape("what:N", scale=alt.Scale(domain=MAP_POINTS, range=MAP_SHAPES), legend=None),
+            size=alt.Size("area:Q", scale=None),
+        )
+    )
+
+
+def _group_so_far(model: MovieScheduling) -> pd.DataFrame:
+    """The group's proposal of every round so far, the last one now."""
+    rounds = model.datacollector.model_vars
+    what = [MAP_POINTS[4]] * (len(rounds["price"]) - 1) + [MAP_POINTS[3]]
+    return pd.DataFrame({"price": rounds["price"], "time": rounds["time"], "what": what})
+
+
+def _dot(population: int) -> float:
+    """An agent's dot, its diameter in pixels: most of its share of the ring, from 4 to 13 px."""
+    ring_length = np.pi * NIGHT / SEATS.domain[1]
+    return float(np.clip(0.8 * ring_length / population, 4, 13))

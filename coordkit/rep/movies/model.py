@@ -100,6 +100,9 @@ class MovieScheduling(Model):
     it, each stage one round of concurrent calls; a reply that cannot be used falls back to the rules, counted
     in ``llm_fallbacks``. Such a model also keeps ``round_timings`` (wall-clock, for
     :mod:`~coordkit.rep.movies.profiling`; never in a frame or a summary).
+
+    ``attended`` marks the messages A2A agents weighed in the last round under the §7 reading (a mask over
+    ``adjacency``'s entries, by receiver then sender, as :func:`attended` draws it); None when every message is read.
     """
 
     parameters = Parameters(
@@ -220,6 +223,7 @@ class MovieScheduling(Model):
             goer.local_price, goer.local_time = opening[PRICE], opening[TIME]
         self.round_timings: list[RoundTiming] = []
         self._notes_round, self._notes = -1, {}
+        self.attended: np.ndarray | None = None  # the messages weighed this round (A2A, §7 reading); None: all
         self.converged = False
         self._vote()
         for goer in self.goers:
@@ -289,9 +293,9 @@ class MovieScheduling(Model):
             goer.joins = bool(joins)
             goer.message = signal.text if isinstance(signal, Sensitivity) else signal
         if self.protocol == "a2a":
-            read = attended(self.rng, self.adjacency, self.attention) if self.reading == "section7" else None
+            self.attended = attended(self.rng, self.adjacency, self.attention) if self.reading == "section7" else None
             for goer in self.goers:
-                goer.reason_locally(None if read is None else goer.read(read))
+                goer.reason_locally(None if self.attended is None else goer.read(self.attended))
         else:
             textual_llm = concurrent and self.protocol == "rep_textual"
             decision_round("sync", self.goers, concurrent=textual_llm, max_concurrency=self.max_concurrency)

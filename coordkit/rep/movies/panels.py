@@ -1,9 +1,10 @@
-"""Notebook 02's movie panels: the Mesa model on its network (section 2.6), and thousands of moviegoers played with
-numpy on the fast path (section 3.1)."""
+"""Notebook 02's movie panels: one run of the Mesa model played round by round (section 2.1) and played out at every
+change of its controls (section 2.6), and thousands of moviegoers played with numpy on the fast path (section 3.1)."""
 
 import pandas as pd
 
 from coordkit import viz
+from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.movies import charts, fast
 from coordkit.rep.movies.model import MovieScheduling
 from coordkit.ui import ExperimentPanel, controls, model_panel
@@ -11,10 +12,30 @@ from coordkit.ui import ExperimentPanel, controls, model_panel
 EXPLORED = ["protocol", "reading", "population", "sparsity", "consensus", "attention", "opening"]
 
 
+def _a2a_under_section7(values: dict) -> bool:
+    """Whether the group votes on the organiser's proposal and A2A agents weigh at most ``attention`` messages."""
+    return values["protocol"] == "a2a" and values["reading"] == "section7"
+
+
+CONTROLS = {  # the explore panel's and the player's
+    "population": {"label": "agents"},
+    "consensus": {"active_when": lambda values: not _a2a_under_section7(values)},
+    "attention": {"active_when": _a2a_under_section7},
+}
+
+
+def movies_player_panel(start: dict | None = None) -> ModelPlayer:
+    """One run played round by round (▶ Play, Step, Reset) in its state view,
+    :func:`~coordkit.rep.movies.charts.movie_night_now`: the network with each agent's vote and this round's
+    messages, and the map of the proposals with the group's moving; the controls are :func:`explore_panel`'s, at
+    the declared defaults or at ``start``."""
+    return model_player(MovieScheduling, EXPLORED, start=start, **CONTROLS)
+
+
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
     """One run of the Mesa model (:func:`~coordkit.rep.movies.charts.round_view`: the network, the map of the
     proposals, the consensus over rounds), at the declared defaults or at ``start``."""
-    return model_panel(MovieScheduling, EXPLORED, chart=charts.round_view, start=start, population={"label": "agents"})
+    return model_panel(MovieScheduling, EXPLORED, chart=charts.round_view, start=start, **CONTROLS)
 
 
 def fast_panel(seed: int = 0, start: dict | None = None) -> ExperimentPanel:
