@@ -1,15 +1,27 @@
 """Notebook 06's charts and panels at the ends of their controls: every slider position is a value the model accepts,
-and Figure 5 stays under Altair's 5,000-row limit (and light in a saved notebook) at any number of queries. And the
-adoption floor that §6's cost explanation measures."""
+and Figure 5 stays under Altair's 5,000-row limit (and light in a saved notebook) at any number of queries. The
+adoption floor that §6's cost explanation measures. And the players' view of a network as it stands."""
+
+import dataclasses
 
 import pandas as pd
 import pytest
 
 from coordkit.agora import charts
+from coordkit.agora.charts import FOUND, LOST, NATURAL_LANGUAGE, NEGOTIATED, ROUTINE, SERVER_X, SO_FAR, network_now
 from coordkit.agora.experiments import adoption_floor, floor_costs, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
-from coordkit.agora.panels import network_controls, network_view, play_network, weather_controls, weather_panel
-from coordkit.live_chart import LiveChart
+from coordkit.agora.panels import (
+    network_controls,
+    network_view,
+    play_network,
+    player_panel,
+    weather_controls,
+    weather_panel,
+    weather_player_panel,
+)
+from coordkit.agora.tasks import load_catalogue
+from coordkit.live_chart import LiveChart, spec_of
 from coordkit.ui import ExperimentPanel, Slider
 
 ROWS = 4 * charts.POINTS  # Figure 5: two arms, two measures, at most POINTS queries a curve
@@ -120,3 +132,120 @@ def test_the_adoption_floor_is_each_pairs_first_queries_and_bounds_the_cost_rati
     assert found["their cost to Agora (USD)"] == 7 and found["Agora's cost (USD)"] == 7
     assert found["cost ratio at most"] == round(10 / 7, 2) and found["cost ratio"] == round(10 / 7, 2)
     assert floor_costs(frame, 1)["cost ratio at most"] == 2.5  # the two first queries cost 4 of natural language's 10
+
+
+# --- the players' view: the network as it stands ------------------------------------------------------------------
+
+
+def drawn(model: AgoraNetwork | WeatherDemo) -> dict:
+    """What the view shows of ``model`` now: its title and subtitle, its lines as (edge, how), the ringed agents and
+    where each agent stands."""
+    spec = spec_of(network_now(model))
+    (rows,) = spec["datasets"].values()
+    agents = [row for row in rows if row["part"] == "agent"]
+    return {
+        "title": spec["title"]["text"],
+        "subtitle": spec["title"]["subtitle"],
+        "lines": {(row["edge"], row["how"]) for row in rows if row["part"] == "line"},
+        "ringed": [row["agent"] for row in agents if row["ring"]],
+        "places": {row["agent"]: (row["x"], row["y"]) for row in agents},
+    }
+
+
+@pytest.mark.parametrize("standard, fourth", [(False, NEGOTIATED), (True, FOUND)], ids=["negotiated", "standard"])
+def test_the_weather_view_colours_each_query_as_it_went(standard, fourth):
+    """§5.2 by hand: Alice asks in natural language three times; at her fourth query she looks, finds nothing and
+    negotiates (or finds Bob's standard protocol, §4.1, with nothing to negotiate); from then on both use their
+    routines. The grey line of the protocol they share comes with it and stays; the title counts as the model does."""
+    pair = "alice → weather"
+    lines = {1: {(pair, NATURAL_LANGUAGE)}, 4: {(pair, SO_FAR), (pair, fourth)}, 5: {(pair, SO_FAR), (pair, ROUTINE)}}
+    with WeatherDemo(queries=5, standard_protocols=standard, rng=0) as demo:
+        for query in range(6):
+            if query:
+                demo.step()
+            shown = drawn(demo)
+            assert shown["lines"] == lines.get(query, lines[1] if query else set())
+            assert shown["ringed"] == (["alice"] if query else [])
+            protocols = "0 protocols" if query < 4 or standard else "1 protocol"
+            pairs = "1 pair of agents uses one" if query >= 4 else "0 pairs of agents use one"
+            cost = demo.frame()["cumulative_cost"].iloc[query]
+            assert shown["title"] == f"query {query} of 5 · {protocols} negotiated · {pairs} · {cost:.2f} USD so far"
+        assert shown["subtitle"][0] == "query 5: alice asked weather for queryWeather, through routines"
+        assert shown["subtitle"][1].startswith("routines have answered 40% of the queries so far")  # 2 of 5
+
+
+def test_natural_language_only_draws_no_protocol():
+    with AgoraNetwork(protocol="natural_language", users=10, queries=40, rng=0) as network:
+        for _ in range(40):
+            network.step()
+            assert {how for _, how in drawn(network)["lines"]} == {NATURAL_LANGUAGE}
+        assert drawn(network)["subtitle"][1].startswith("routines have answered 0% of the queries so far")
+
+
+def test_a_querys_lines_are_its_messages_and_the_grey_lines_the_pairs_that_negotiated_or_found_a_protocol():
+    """Each step's coloured lines are the pairs that exchanged messages in that query, the user's first (a taxi
+    query reaches the traffic server too, Figure 4), and the grey lines are exactly the pairs whose line was once
+    coloured as negotiating or finding a protocol: a pair starts to use one in no other way."""
+    started = set()
+    with AgoraNetwork(users=10, queries=60, rng=0) as network:
+        while network.running:
+            network.step()
+            lines = drawn(network)["lines"]
+            now = {edge: how for edge, how in lines if how != SO_FAR}
+            latest = network.latest
+            sent = {f"{exchange.sender} → {exchange.receiver}" for exchange in network.latest_exchanges()}
+            assert set(now) == sent | {f"{latest['user']} → {latest['server']}"}
+            if latest["server"] == "taxi":
+                assert "taxi → traffic" in now
+            started |= {edge for edge, how in now.items() if how in (NEGOTIATED, FOUND)}
+            assert {edge for edge, how in lines if how == SO_FAR} == started
+    assert "taxi → traffic" in started  # servers negotiate with the servers they ask, too
+
+
+def test_a_lost_query_draws_its_users_line_as_lost():
+    with AgoraNetwork(users=10, queries=60, failure_rate=0.5, rng=0) as network:
+        while network.latest["mode"] != "lost":
+            network.step()
+        latest = network.latest
+        assert (f"{latest['user']} → {latest['server']}", LOST) in drawn(network)["lines"]
+        assert drawn(network)["subtitle"][0].endswith(f"for {latest['task']}, lost")
+
+
+def test_the_agents_stand_still_through_a_run_servers_right_of_the_servers_that_ask_them():
+    """The layout depends on the run's agents only. Worked from the catalogue: weather's workflow (ski lodge and
+    tours ask it) comes first in the servers' column, then traffic's (taxi, and restaurant, which asks delivery);
+    a server others ask stands one column right of its askers, at their mean height."""
+    with AgoraNetwork(users=10, queries=30, rng=0) as network:
+        before = drawn(network)["places"]
+        while network.running:
+            network.step()
+        assert drawn(network)["places"] == before
+    users = [before[f"user{i:03d}"] for i in range(10)]
+    assert users == [(0.0, 1 - (rank + 0.5) / 10) for rank in range(10)]
+    places = charts.server_places(load_catalogue().graph())
+    first = ["ski_lodge", "tours", "taxi", "restaurant", "hotel", "cinema", "flights", "car_rental", "trains"]
+    first += ["museum", "currency_exchange", "parking"]
+    assert {name: places[name] for name in first} == {
+        name: (SERVER_X[0], 1 - (rank + 0.5) / 12) for rank, name in enumerate(first)
+    }
+    height = {name: places[name][1] for name in places}
+    assert places["weather"] == (SERVER_X[1], pytest.approx((height["ski_lodge"] + height["tours"]) / 2))
+    assert places["delivery"] == (SERVER_X[1], height["restaurant"])
+    assert places["traffic"] == (SERVER_X[2], pytest.approx((height["taxi"] + height["delivery"]) / 2))
+
+
+def test_the_players_have_the_explore_panels_controls_and_grey_out_what_only_agora_uses():
+    for player, panel_controls, agora_only in (
+        (player_panel(), network_controls(), ["check_after", "negotiate_after", "server_negotiate_after"]),
+        (weather_player_panel(), weather_controls(), ["check_after", "negotiate_after", "standard_protocols"]),
+    ):
+        try:
+            for control in panel_controls:  # the same, but for when they are greyed out
+                if control.name != "seed":
+                    assert dataclasses.replace(player.params[control.name], active_when=None) == control
+            player.step()
+            assert player.model.steps == 1 and player.last_error is None
+            player.controls["protocol"].value = 1  # natural language only
+            assert all(player.controls[name].disabled for name in agora_only)
+        finally:
+            player.model.close()

@@ -111,6 +111,25 @@ def test_figure_4s_workflow_has_the_multi_hop_edges_of_the_dependencies():
     assert edges["uses"].sum() == sum(json.loads(e["request"])["protocolHash"] != negotiating for e in in_protocol)
 
 
+def test_the_latest_query_is_its_frame_row_its_messages_and_its_mode_counted():
+    """What the player's view reads of the model at step k: row k of the frame, the messages query k sent (in the
+    order Alice sent them: §5.2's query 4 looks, negotiates in two posts, then asks in the protocol), and how the
+    queries so far went."""
+    with WeatherDemo(queries=5, rng=0) as demo:
+        assert demo.latest["query"] == 0 and demo.latest_exchanges() == ()
+        for query in range(1, 6):
+            demo.step()
+            row = demo.frame().iloc[query]
+            assert {column: row[column] for column in demo.latest} == demo.latest
+            sent = [(e.sender, e.receiver, e.path) for e in demo.latest_exchanges()]
+            if query == 4:
+                assert sent == [("alice", "weather", "/.wellknown")] + [("alice", "weather", "/")] * 3
+            else:
+                assert sent == [("alice", "weather", "/")]
+        assert demo.modes == {"natural_language": 3, "protocol": 2}
+        assert len(demo.transcript()) == 3 + 4 + 1  # every query's messages, the latest's last
+
+
 def test_same_seed_same_bytes_and_another_seed_differs():
     first, second, other = (AgoraNetwork(queries=150, rng=seed).run() for seed in (5, 5, 6))
     assert first.frame().to_csv() == second.frame().to_csv()

@@ -423,15 +423,19 @@ def _kind_of(model: AgoraModel, exchange) -> str:
 
 
 def _how_it_went(kinds: list[str]) -> str:
-    """How a pair talked in one query: it negotiated; else it fell back to (or stayed in) natural language; else it
-    used a protocol, found in that query (it looked first) or had before."""
+    """How a pair talked in one query, from its messages in order: it negotiated; else it found a protocol (its last
+    look was followed by a message in a protocol, or came after a natural-language answer that asked it to
+    negotiate and led to none, D.1); else it stayed in (or fell back to) natural language; else it used a protocol
+    it had; else, having only looked, it was lost."""
     if "negotiation" in kinds:
         return NEGOTIATED
+    if "look" in kinds:
+        last = len(kinds) - 1 - kinds[::-1].index("look")
+        if "protocol" in kinds[last:] or "natural language" in kinds[:last]:
+            return FOUND
     if "natural language" in kinds:
         return NATURAL_LANGUAGE
-    if "protocol" in kinds:
-        return FOUND if "look" in kinds else ROUTINE
-    return LOST  # it only looked: the query was lost before it could ask
+    return ROUTINE if "protocol" in kinds else LOST
 
 
 def _lines(pairs: dict[tuple[str, str], tuple[str, list[str]]], layout: Layout) -> list[dict]:
@@ -453,10 +457,12 @@ def _lines(pairs: dict[tuple[str, str], tuple[str, list[str]]], layout: Layout) 
 
 
 def _network_headline(model: AgoraModel, pairs: int) -> str:
-    """The step and the running counts: protocols in the databases, pairs of agents that use one, the cost so far."""
+    """The step and the running counts: the protocols negotiated (the documents in the databases), the pairs of
+    agents that use one, and the cost so far."""
+    use = "uses" if pairs == 1 else "use"
     return (
-        f"query {model.steps:,} of {len(model.plan):,} · {_count(model.latest['protocols'], 'protocol')} · "
-        f"{_count(pairs, 'pair')} of agents use one · {model.costs.ledger.spent_usd:.2f} USD so far"
+        f"query {model.steps:,} of {len(model.plan):,} · {_count(model.latest['protocols'], 'protocol')} negotiated · "
+        f"{_count(pairs, 'pair')} of agents {use} one · {model.costs.ledger.spent_usd:.2f} USD so far"
     )
 
 

@@ -1,14 +1,61 @@
-"""Notebook 06's panels: the weather demo live (§5.2), and the 100-agent network on demand (§5.3), both arms of
-one seed side by side."""
+"""Notebook 06's panels: the 100-agent network played query by query (§1) and the weather demo too (§5), both drawn
+as the network stands (:func:`~coordkit.agora.charts.network_now`); the weather demo's two arms live (§5.2), and the
+100-agent network's on demand (§5.3), side by side."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from coordkit.agora import charts
 from coordkit.agora.experiments import play_both, totals
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
+from coordkit.player import ModelPlayer, model_player
 from coordkit.ui import Choice, ExperimentPanel, Slider, controls
+
+WEATHER_CONTROLS = ("queries", "negotiate_after", "check_after", "alice_model", "bob_model")
+WEATHER_OPTIONS = {"queries": {"low": 2, "high": 30}, "negotiate_after": {"high": 10}, "check_after": {"high": 10}}
+NETWORK_CONTROLS = (
+    "users",
+    "queries",
+    "check_after",
+    "negotiate_after",
+    "server_negotiate_after",
+    "budget_shape",
+    "sync_interval",
+    "failure_rate",
+    "transport",
+)
+NETWORK_OPTIONS = {"users": {"high": 200}}
+
+
+def player_panel(start: dict | None = None) -> ModelPlayer:
+    """§5.3's network played query by query (Play, Step, Reset), drawn as it stands after each query: the protocols
+    in use so far and how the latest query went. Agora or natural language only, and the network panel's controls;
+    the thresholds and the databases' sync are greyed out without Agora. They start at the declared defaults, or at
+    ``start``."""
+    agora = ("check_after", "negotiate_after", "server_negotiate_after", "sync_interval")
+    options = _greyed_without_agora(NETWORK_OPTIONS, agora)
+    return model_player(AgoraNetwork, ["protocol", *NETWORK_CONTROLS], start=start, **options)
+
+
+def weather_player_panel(start: dict | None = None) -> ModelPlayer:
+    """§5.2's demo played query by query, drawn as the network is (Alice, Bob and the line between them): the
+    weather panel's controls, Agora or natural language only, §4.1's standard protocol and the transport; what only
+    Agora uses is greyed out without it. They start at the declared defaults, or at ``start``."""
+    options = _greyed_without_agora(WEATHER_OPTIONS, ("check_after", "negotiate_after", "standard_protocols"))
+    names = ["protocol", *WEATHER_CONTROLS, "standard_protocols", "transport"]
+    return model_player(WeatherDemo, names, start=start, **options)
+
+
+def agora_only(values: dict) -> bool:
+    """Whether the protocol is Agora's: the thresholds, the standard protocol and the databases' sync mean nothing
+    to natural language only."""
+    return values["protocol"] == "agora"
+
+
+def _greyed_without_agora(options: dict[str, dict], names: Sequence[str]) -> dict[str, dict]:
+    """``options`` (a control's name → its overrides), with the controls ``names`` greyed out without Agora."""
+    return {**options, **{name: {**options.get(name, {}), "active_when": agora_only} for name in names}}
 
 
 def weather_panel() -> ExperimentPanel:
@@ -21,31 +68,12 @@ def weather_panel() -> ExperimentPanel:
 
 def weather_controls() -> list[Slider | Choice]:
     """The weather panel's controls: up to 30 queries and thresholds up to 10, then the two LLMs."""
-    return controls(
-        WeatherDemo,
-        ["queries", "negotiate_after", "check_after", "alice_model", "bob_model"],
-        queries={"low": 2, "high": 30},
-        negotiate_after={"high": 10},
-        check_after={"high": 10},
-    )
+    return controls(WeatherDemo, list(WEATHER_CONTROLS), **WEATHER_OPTIONS)
 
 
 def play_weather(**params) -> pd.DataFrame:
     """Both arms of the weather demo's seed 0 (:func:`~coordkit.agora.experiments.play_both`)."""
     return play_both(WeatherDemo, 0, **params)
-
-
-NETWORK_CONTROLS = (
-    "users",
-    "queries",
-    "check_after",
-    "negotiate_after",
-    "server_negotiate_after",
-    "budget_shape",
-    "sync_interval",
-    "failure_rate",
-    "transport",
-)
 
 
 def network_panel() -> ExperimentPanel:
@@ -58,7 +86,7 @@ def network_controls() -> list[Slider | Choice]:
     """The network panel's controls: the declared parameters of ``NETWORK_CONTROLS`` (up to 200 users), then a
     seed."""
     return [
-        *controls(AgoraNetwork, list(NETWORK_CONTROLS), users={"high": 200}),
+        *controls(AgoraNetwork, list(NETWORK_CONTROLS), **NETWORK_OPTIONS),
         Slider("seed", 0, 9),
     ]
 
