@@ -370,8 +370,6 @@ def _network_now(model: MovieScheduling) -> alt.Chart:
         f"{network}, {model.sparsity:.0%} of links removed",
     ]
     legend = alt.Legend(title="agents, and messages on the sender's half of a link", symbolType="stroke")
-    is_agent = alt.FieldOneOfPredicate(field="what", oneOf=NETWORK_MARKS.domain[:2])
-    line = float(np.clip(50 / model.population, 0.8, 3.0))  # px: thinner as the links crowd
     return (
         alt.Chart(
             pd.concat([messages, agents], ignore_index=True), width=NIGHT, height=NIGHT, title=viz.title(title, NIGHT)
@@ -383,7 +381,7 @@ def _network_now(model: MovieScheduling) -> alt.Chart:
             x2=alt.X2("x2:Q"),
             y2=alt.Y2("y2:Q"),
             color=alt.Color("what:N", scale=NETWORK_MARKS, legend=legend),
-            strokeWidth=alt.condition(is_agent, alt.value(_dot(model.population)), alt.value(line)),
+            strokeWidth=alt.StrokeWidth("width:Q", scale=None),
             tooltip=[alt.Tooltip("agent:Q"), alt.Tooltip("what:N"), alt.Tooltip("message:N")],
         )
     )
@@ -408,6 +406,7 @@ def _agent_rules(model: MovieScheduling) -> pd.DataFrame:
             "x2": x,
             "y2": y + 10.0**-DIGITS,  # a rule needs a length for its caps to be drawn
             "what": np.where(joins, NETWORK_MARKS.domain[0], NETWORK_MARKS.domain[1]),
+            "width": _dot(model.population),
             "agent": np.arange(model.population),
             "message": [goer.message for goer in model.goers],
         }
@@ -426,6 +425,7 @@ def _message_rules(model: MovieScheduling) -> pd.DataFrame:
             "x2": (x[senders] + x[receivers]) / 2,
             "y2": (y[senders] + y[receivers]) / 2,
             "what": message_kinds(model, senders, receivers),
+            "width": _line_width(model.population),
             "agent": senders,
             "message": "",
         }
@@ -493,3 +493,8 @@ def _dot(population: int) -> float:
     """An agent's dot, its diameter in pixels: most of its share of the ring, from 4 to 13 px."""
     ring_length = np.pi * NIGHT / SEATS.domain[1]
     return float(np.clip(0.8 * ring_length / population, 4, 13))
+
+
+def _line_width(population: int) -> float:
+    """A half link's width, in pixels: thinner as the links crowd."""
+    return float(np.clip(50 / population, 0.8, 3.0))
