@@ -13,6 +13,7 @@ import pytest
 from coordkit.agora import agents, experiments, llm_policies, stand_in
 from coordkit.agora.experiments import break_even, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
+from coordkit.agora.panels import weather_player_panel
 from coordkit.agora.protocol import Envelope
 from coordkit.agora.roles import NEGOTIATOR, ROLES
 from coordkit.llm import ScriptedClient
@@ -225,6 +226,28 @@ def test_a_hand_stepped_model_closes_its_servers_and_sandboxes_when_its_block_en
     while _routine_sessions() - before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _routine_sessions() - before
+
+
+def test_a_player_reset_mid_run_closes_the_run_it_replaces():
+    """A student who resets the weather player past the negotiation leaves no server listening and no routine's
+    process behind, however often (the player closes the model it replaces)."""
+    before = _routine_sessions()
+    player = weather_player_panel(start={"transport": "http"})
+    try:
+        for _ in range(3):
+            for _ in range(6):  # past the negotiation: both routines run in sandbox sessions
+                player.step()
+            url = player.model.channel.url_of("weather")
+            assert _routine_sessions() - before
+            player.refresh()  # Reset
+            with pytest.raises(OSError):
+                urllib.request.urlopen(url + "/.wellknown", timeout=5)
+        deadline = time.monotonic() + 10
+        while _routine_sessions() - before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _routine_sessions() - before
+    finally:
+        player.model.close()
 
 
 def test_every_decision_is_made_once_and_charged_from_the_decision_made(monkeypatch):
