@@ -51,7 +51,8 @@ class ModelPlayer(ExperimentPanel):
         self.model_class = model
         self.fixed = dict(fixed or {})
         self.playing: asyncio.Task | None = None
-        seed = Slider("seed", *seeds, default=seeds[0], **overrides.pop("seed", {}))
+        start = dict(start or {})
+        seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
         params = [*controls(model, names, start=start, **overrides), seed]
         super().__init__(self._new_model, params, chart=view or views.view_of(model), title=title, run_on_start=False)
 

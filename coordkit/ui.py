@@ -486,13 +486,15 @@ def model_panel(
 ) -> ExperimentPanel:
     """A panel that plays ``model`` with the chosen parameters (``fixed`` ones too) and a seed slider, and shows
     ``chart(model)``. Controls start at the declared defaults, or at ``start`` (see :func:`controls`).
-    ``overrides`` may set the seed slider's ``label`` or ``active_when`` too (``seed={...}``)."""
+    ``overrides`` may set the seed slider's ``label`` or ``active_when`` too (``seed={...}``), and ``start`` the seed it
+    starts at (``start={"seed": 7}``)."""
     fixed = dict(fixed or {})
+    start = dict(start or {})
 
     def play(seed: int, **values: Any) -> Model:
         return model(**fixed, **values, rng=seed).run()
 
-    seed = Slider("seed", *seeds, default=seeds[0], **overrides.pop("seed", {}))
+    seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
     return ExperimentPanel(play, [*controls(model, names, start=start, **overrides), seed], chart=chart, title=title)
 
 

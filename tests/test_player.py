@@ -70,6 +70,12 @@ def test_reset_and_a_changed_control_make_the_model_anew_and_play_it_as_a_run_do
     pd.testing.assert_frame_equal(played.model.frame(), expected)
 
 
+def test_a_player_starts_at_the_seed_a_notebook_gives():
+    played = player(start={"seed": 7, "stages": 3})
+    assert played.values["seed"] == 7 and played.values["stages"] == 3
+    assert played.model.frame().equals(BeerGame(stages=3, rng=7).frame())
+
+
 def test_a_player_closes_a_model_it_replaces():
     played = player()
     closed = []
