@@ -19,8 +19,8 @@ from nbconvert import HTMLExporter
 
 # In the page: [{key, how, settings, parts}] for every panel, in order; `how` is "widgets" (drawn: its controls and
 # charts read) or "static view" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
-# view drawn as SVG, or its snapshot), a table's or other output's visible text. With `staticOnly`, every static view,
-# shown or hidden (a live panel's, which the notebook keeps), and nothing else.
+# view drawn as SVG, or its snapshot), a table's or other output's visible text (null for a hidden one). With
+# `staticOnly`, every static view, shown or hidden (a live panel's, which the notebook keeps), and nothing else.
 JS_PANELS_SHOWN = r"""
 async (staticOnly) => {
     const shown = el => el.getClientRects().length > 0;
@@ -47,7 +47,9 @@ async (staticOnly) => {
             return svg ? svgTexts(svg) : ['(no chart drawn)'];
         }
         const inner = el.querySelector(':scope > svg');
-        return inner ? svgTexts(inner) : el.innerText.split('\n').map(line => line.trim()).filter(Boolean);
+        if (inner) return svgTexts(inner);
+        // a hidden element's innerText is its raw text (a table's <style> too): not comparable with a shown one's
+        return shown(el) ? el.innerText.split('\n').map(line => line.trim()).filter(Boolean) : null;
     };
     // as the panel writes it: ipywidgets shows an option's spaces as no-break spaces and a minus as "−"
     const plain = text => text.replace(/\u00a0/g, ' ').replace(/\u2212/g, '-').trim();
@@ -111,13 +113,20 @@ def wait_for_static_views(page, live: list[dict], timeout: float = 20.0) -> None
     deadline = time.monotonic() + timeout
     while True:
         statics = {view["key"]: view for view in page.evaluate(JS_PANELS_SHOWN, True)}
-        held = {key: (view["settings"], view["parts"]) for key, view in statics.items()}
-        behind = [panel["key"] for panel in live if held.get(panel["key"]) != (panel["settings"], panel["parts"])]
+        behind = [panel["key"] for panel in live if not _holds(statics.get(panel["key"]), panel)]
         if not behind:
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"static views behind their panels after {timeout:.0f} s: {behind}")
         page.wait_for_timeout(250)
+
+
+def _holds(view: dict | None, panel: dict) -> bool:
+    """Whether a hidden static view holds a live panel's settings and the texts of its charts (its tables' texts
+    cannot be read while hidden: the saved notebook's readers compare those)."""
+    if view is None or view["settings"] != panel["settings"] or len(view["parts"]) != len(panel["parts"]):
+        return False
+    return all(held is None or held == shown for held, shown in zip(view["parts"], panel["parts"], strict=True))
 
 
 def without_widget_state(saved: dict) -> dict:

@@ -219,8 +219,10 @@ def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
     before = lab_player.step_of(lab_player.clock(panel))
     lab_player.record(panel)
     lab_player.press(panel, "step")
-    panel.page.wait_for_function(
-        "panel => panel.__coordkit_player.record.draws.length > 0", arg=panel.element_handle(), timeout=30_000
+    panel.page.wait_for_function(  # a frame drawn, and the clock's new text come (two messages: either may be first)
+        "panel => panel.__coordkit_player.record.draws.length > 0 && panel.__coordkit_player.record.clocks.length > 1",
+        arg=panel.element_handle(),
+        timeout=30_000,
     )
     stepped = lab_player.step_of(lab_player.clock(panel))
     if stepped != before + 1:
