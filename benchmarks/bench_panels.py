@@ -295,8 +295,7 @@ def play_frames(panel, frames: int, timeout_ms: float) -> tuple[list[float], lis
     while len(intervals) < frames:
         lab.change_and_wait(panel, lambda: lab_player.press(panel, "reset") or "Reset", timeout=timeout_ms / 1000)
         played = lab_player.play(panel, frames=frames - len(intervals) + 1, timeout=timeout_ms / 1000)
-        if lab_player.ENDED not in lab_player.clock(panel):
-            lab_player.pause(panel)
+        lab_player.pause(panel)  # (unless the run ended first)
         if len(played.intervals) == 0:
             raise RuntimeError(f"Play drew {len(played.frame_times)} frames (clock {played.clocks})")
         intervals += played.intervals
@@ -338,7 +337,8 @@ def run_pass(
                             results.append(result)
                             print(result.row(), flush=True)
                     if is_player:
-                        player = PlayerResult(name, index, *play_frames(panel, frames, 120_000))
+                        intervals, kernel, clock = play_frames(panel, frames, 120_000)
+                        player = PlayerResult(name, index, clock, intervals, kernel)
                         players.append(player)
                         print(f"player: {player.row()}", flush=True)
                 except (TimeoutError, RuntimeError) as error:

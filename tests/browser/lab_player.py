@@ -6,6 +6,8 @@ text its clock showed ("round 3: playing").
 import re
 from dataclasses import dataclass
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
 from coordkit.player import SPEEDS
 
 TOP_SPEED = SPEEDS[1]  # frames a second
@@ -105,14 +107,21 @@ def play(panel, frames: int, timeout: float = 60.0) -> Recording:
     return recorded(panel)
 
 
-def pause(panel, timeout: float = 10.0) -> None:
-    """Press Pause, and wait until the clock no longer says it is playing."""
-    press(panel, "play")
+def pause(panel, timeout: float = 10.0) -> bool:
+    """Press Pause, and wait until the clock no longer says it is playing; False if the run ended first (the button
+    is then disabled: nothing to pause)."""
+    try:
+        panel.locator(".coordkit-player-play").click(timeout=2000)
+    except PlaywrightTimeoutError:
+        if ENDED in clock(panel):
+            return False
+        raise
     panel.page.wait_for_function(
         "panel => !panel.querySelector('.coordkit-player-clock').innerText.includes('playing')",
         arg=panel.element_handle(),
         timeout=timeout * 1000,
     )
+    return True
 
 
 def set_speed(panel, frames_a_second: int) -> None:

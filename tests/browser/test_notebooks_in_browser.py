@@ -208,9 +208,8 @@ def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
     if len(played.frame_times) < 2 or len(set(steps)) < 2 or steps != sorted(steps):
         drew = f"Play drew {len(played.frame_times)} frames, clock {played.clocks}"
         return [f"{where}: {drew}; screenshot: {shot('play')}"]
-    if lab_player.ENDED in played.clocks[-1]:
+    if lab_player.ENDED in played.clocks[-1] or not lab_player.pause(panel):
         return []  # a short run ended before Pause: its end is its last frame
-    lab_player.pause(panel)
     lab_player.record(panel)
     panel.page.wait_for_timeout(1000)
     after_pause = lab_player.recorded(panel)
