@@ -48,6 +48,9 @@ class ModelPlayer(ExperimentPanel):
         fps: int = DEFAULT_SPEED,
         **overrides: dict,
     ) -> None:
+        if not (isinstance(fps, int) and SPEEDS[0] <= fps <= SPEEDS[1]):
+            low, high = SPEEDS
+            raise ValueError(f"fps={fps!r}: a player plays from {low} to {high} frames a second, a whole number")
         self.model_class = model
         self.fixed = dict(fixed or {})
         self.playing: asyncio.Task | None = None

@@ -100,6 +100,12 @@ def test_a_failed_step_stops_the_player_and_says_what_failed():
     assert played.last_error is None and played.model.steps == 0 and played.output.children
 
 
+@pytest.mark.parametrize("fps", [0, 21, 2.5])
+def test_a_player_refuses_a_speed_it_cannot_play(fps):
+    with pytest.raises(ValueError, match=f"fps={fps!r}: a player plays from 1 to 20 frames a second"):
+        player(fps=fps)
+
+
 def test_play_needs_an_event_loop():
     with pytest.raises(RuntimeError, match="needs a running event loop"):
         player().play()
