@@ -222,10 +222,16 @@ def test_a_hand_stepped_model_closes_its_servers_and_sandboxes_when_its_block_en
     assert demo.running  # abandoned halfway, yet closed
     with pytest.raises(OSError):
         urllib.request.urlopen(url + "/.wellknown", timeout=5)
+    assert not _sessions_left_after(before)
+
+
+def _sessions_left_after(before: set[int]) -> set[int]:
+    """The routine sessions started since ``before`` that are still alive after up to 10 s (their processes end a
+    moment after they are closed)."""
     deadline = time.monotonic() + 10
     while _routine_sessions() - before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _routine_sessions() - before
+    return _routine_sessions() - before
 
 
 def test_a_player_reset_mid_run_closes_the_run_it_replaces():
@@ -242,10 +248,7 @@ def test_a_player_reset_mid_run_closes_the_run_it_replaces():
             player.refresh()  # Reset
             with pytest.raises(OSError):
                 urllib.request.urlopen(url + "/.wellknown", timeout=5)
-        deadline = time.monotonic() + 10
-        while _routine_sessions() - before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _routine_sessions() - before
+        assert not _sessions_left_after(before)
     finally:
         player.model.close()
 
