@@ -29,10 +29,12 @@ import pandas as pd
 from coordkit.families import import_families
 from coordkit.parameters import Parameters, check_rng
 from coordkit.policies import LLMPolicy, Policy
+from coordkit.streams import MESA, Streams, root_sequence
 
 _MODELS: dict[str, type["Model"]] = {}
 # names a parameter cannot have: Mesa's own model attributes (and the datacollector every model keeps)
 RESERVED = frozenset(dir(mesa.Model)) | {"running", "steps", "random", "rng", "agent_id_counter", "datacollector"}
+RESERVED |= {"streams", "random_streams"}
 
 
 class Model(mesa.Model):
@@ -42,6 +44,9 @@ class Model(mesa.Model):
     # parameters of a small run that still plays every mechanism: what the contract tests play, where a run at the
     # defaults takes seconds (Agora's 1,000 queries); every value is checked against the declaration
     small: ClassVar[Mapping[str, Any]] = {}
+    # the model's random streams (coordkit.streams), each with the parameters that govern its draws: moving any other
+    # parameter leaves the stream's draws as they were (common random numbers; the contract tests check it)
+    random_streams: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs):
         """Check and register a model class; ``abstract=True`` marks a base that models of a family share, which
@@ -55,6 +60,7 @@ class Model(mesa.Model):
         if clashes:
             raise TypeError(f"{cls.__name__}: parameters {clashes} would hide Mesa's model attributes; rename them")
         cls.parameters.resolve(dict(cls.small), owner=f"{cls.__name__}.small")
+        _check_streams(cls)
         cls.__signature__ = cls.parameters.signature()
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{cls.parameters.docstring()}\n"
         if "__init__" in vars(cls) and not cls.__init__.__doc__:  # else help() shows Mesa's "Overload this method"
@@ -64,9 +70,13 @@ class Model(mesa.Model):
     def __init__(self, *, rng=None, **params):
         """Set the model up from its declared parameters (the class docstring's Parameters): each one given is
         checked against its declaration, the defaults fill in the rest, and ``rng`` (checked too: a seed is a
-        non-negative integer) seeds Mesa's ``random`` and ``rng``."""
-        values = type(self).parameters.resolve(params, owner=type(self).__name__)
-        super().__init__(rng=check_rng(rng))  # a plain int, which Mesa also seeds random.Random with
+        non-negative integer) seeds the run's random streams (``self.streams``, :mod:`coordkit.streams`), one of
+        which seeds Mesa's ``random`` and ``rng`` (the order in which Mesa shuffles agents)."""
+        cls = type(self)
+        values = cls.parameters.resolve(params, owner=cls.__name__)
+        declared = {MESA: (), **cls.random_streams}
+        self.streams = Streams(root_sequence(check_rng(rng)), declared, owner=cls.__name__)
+        super().__init__(rng=self.streams(MESA))
         for name, value in values.items():
             setattr(self, name, value)
 
@@ -109,6 +119,19 @@ class Model(mesa.Model):
 
     def _llm_policies(self) -> list[LLMPolicy]:
         return [p for p in self.policies() if isinstance(p, LLMPolicy)]
+
+
+def _check_streams(cls: type[Model]) -> None:
+    """Each declared random stream names only declared parameters as what governs it."""
+    if MESA in cls.random_streams:
+        raise TypeError(f"{cls.__name__}.random_streams: {MESA!r} is Mesa's own stream; name yours otherwise")
+    for purpose, governing in cls.random_streams.items():
+        where = f"{cls.__name__}.random_streams[{purpose!r}]"
+        if not isinstance(governing, tuple):
+            raise TypeError(f"{where} is {governing!r}: give a tuple of the parameters that govern its draws")
+        unknown = sorted(set(governing) - set(cls.parameters.names))
+        if unknown:
+            raise TypeError(f"{where} names {unknown}, which {cls.__name__} does not declare as parameters")
 
 
 def model_id(cls: type[Model]) -> str:
