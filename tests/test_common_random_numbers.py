@@ -65,7 +65,8 @@ def moved_values(param) -> list:
             return [not param.default]
         case Integer():
             low, high = param.slider or (param.low, param.high)
-            return sorted({v for v in (param.default - 1, param.default + 1, high) if low <= v <= high} - {param.default})
+            near = {param.default - 1, param.default + 1, high} - {param.default}
+            return sorted(v for v in near if low <= v <= high)
         case Real():
             low, high = param.slider or (param.low, param.high)
             return [v for v in (_between(param.default, high), _between(low, param.default)) if v != param.default]
