@@ -9,8 +9,10 @@ redraws the view in place, so many times a second, until Pause or the model's en
 
 Changing a control, or Reset, makes the model anew at step 0. Play runs in the kernel's event loop, between the
 messages of the page, so that Pause is heard between two steps; without an event loop (a script, a test) ``step``
-and ``run_to_end`` play it. Shown in a notebook, a player keeps the view of the step it shows as its static view,
-as every panel does, so that a saved notebook shows the last frame.
+and ``run_to_end`` play it. Pause holds whatever the kernel's latency: once it is handled no step starts, however
+soon the next was due (a step already running finishes and is drawn), and the clock names the step it took hold at,
+"paused at round 5" (its ``data-paused-at``), which the page must go on showing. Shown in a notebook, a player keeps
+the view of the step it shows as its static view, as every panel does, so that a saved notebook shows the last frame.
 """
 
 import asyncio
@@ -54,6 +56,7 @@ class ModelPlayer(ExperimentPanel):
         self.model_class = model
         self.fixed = dict(fixed or {})
         self.playing: asyncio.Task | None = None
+        self.paused_at: int | None = None  # the step at which Pause took hold, until the model moves or is made anew
         start = dict(start or {})
         seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
         params = [*controls(model, names, start=start, **overrides), seed]
@@ -104,6 +107,7 @@ class ModelPlayer(ExperimentPanel):
         old = self.model
         if old is not None and hasattr(old, "close"):  # it holds processes or sockets (Agora's)
             old.close()
+        self.paused_at = None
         super().refresh()
         self._show_clock()
 
@@ -113,6 +117,7 @@ class ModelPlayer(ExperimentPanel):
         model = self.model
         if model is None or not model.running or self.last_error is not None:
             return False
+        self.paused_at = None
         went_well = self._present(lambda: _stepped(model))
         self._show_clock()
         return went_well and model.running
@@ -130,14 +135,18 @@ class ModelPlayer(ExperimentPanel):
         loop = _running_loop()
         if loop is None:
             raise RuntimeError("play() needs a running event loop (a notebook kernel's): use step() or run_to_end()")
+        self.paused_at = None
         self.playing = loop.create_task(self._play())
         self._show_clock()
 
     def pause(self) -> None:
-        """Stop playing (before the next step)."""
+        """Stop playing: from now on no step starts, even one already due (the play's task is cancelled at its wait,
+        and checks before each step that it is still the one playing). A step running when Pause comes (from within
+        it, as a nested event loop may bring it) finishes and is drawn; ``paused_at`` is the step shown then."""
         if self.playing:
             self.playing.cancel()
             self.playing = None
+            self.paused_at = self.model.steps if self.model is not None else None  # a running step's own number
         self._show_clock()
 
     @property
@@ -147,16 +156,26 @@ class ModelPlayer(ExperimentPanel):
 
     async def _play(self) -> None:
         loop = asyncio.get_running_loop()
+        me = asyncio.current_task()
         try:
-            while True:
+            while self.playing is me:  # not once Pause (or a new model) has taken the play from it
                 started = loop.time()
                 if not self.step():
                     break
-                await asyncio.sleep(max(0.0, 1 / self.speed.value - (loop.time() - started)))
+                await self._wait(max(0.0, 1 / self.speed.value - (loop.time() - started)))
         finally:
-            if self.playing is asyncio.current_task():
+            if self.playing is me:  # it ended by itself: at the model's end or a failed step
                 self.playing = None
                 self._show_clock()
+
+    async def _wait(self, seconds: float) -> None:
+        """The wait from one step to the next (the tests replace it to order Pause and the steps)."""
+        await asyncio.sleep(seconds)
+
+    def _on_change(self, change: dict) -> None:
+        """A changed control pauses at once, even when the model is made anew only after a burst of changes."""
+        self.pause()
+        super()._on_change(change)
 
     def _step_by_hand(self) -> None:
         self.pause()
@@ -175,6 +194,7 @@ class ModelPlayer(ExperimentPanel):
         self.play_button.description, self.play_button.icon = ("Pause", "pause") if self.playing else ("Play", "play")
         self.play_button.disabled = not (can_step or self.playing)
         self.step_button.disabled = not can_step
+        paused = ""
         if model is None:
             text = "no model: see the status line"
         elif self.last_error is not None:
@@ -183,9 +203,11 @@ class ModelPlayer(ExperimentPanel):
             text = f"the run ended at {_step_name(model)} {model.steps}: Reset to play it again"
         elif self.playing:
             text = f"{_step_name(model)} {model.steps}: playing"
+        elif self.paused_at is not None:
+            text, paused = f"paused at {_step_name(model)} {self.paused_at}", f' data-paused-at="{self.paused_at}"'
         else:
             text = f"{_step_name(model)} {model.steps}"
-        self.clock.value = f"<span>{html.escape(text)}</span>"
+        self.clock.value = f"<span{paused}>{html.escape(text)}</span>"
 
 
 def model_player(model: type[Model], names: Sequence[str], **options: Any) -> ModelPlayer:

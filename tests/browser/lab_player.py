@@ -107,21 +107,31 @@ def play(panel, frames: int, timeout: float = 60.0) -> Recording:
     return recorded(panel)
 
 
-def pause(panel, timeout: float = 10.0) -> bool:
-    """Press Pause, and wait until the clock no longer says it is playing; False if the run ended first (the button
-    is then disabled: nothing to pause)."""
+def pause(panel, timeout: float = 30.0) -> int | None:
+    """Press Pause, and wait until the clock says where Pause took hold ("paused at round 5", its ``data-paused-at``):
+    that step, which the clock must go on showing (a step the kernel was running when Pause came finishes; none starts
+    after). None if the run ended first (the button is then disabled, or the clock says the run ended)."""
     try:
         panel.locator(".coordkit-player-play").click(timeout=2000)
     except PlaywrightTimeoutError:
         if ENDED in clock(panel):
-            return False
+            return None
         raise
     panel.page.wait_for_function(
-        "panel => !panel.querySelector('.coordkit-player-clock').innerText.includes('playing')",
+        """panel => {
+            const clock = panel.querySelector('.coordkit-player-clock');
+            return clock.querySelector('[data-paused-at]') || clock.innerText.includes('ended');
+        }""",
         arg=panel.element_handle(),
         timeout=timeout * 1000,
     )
-    return True
+    return paused_at(panel)
+
+
+def paused_at(panel) -> int | None:
+    """The step at which the player says Pause took hold, or None if it does not say it is paused."""
+    found = panel.locator(".coordkit-player-clock [data-paused-at]")
+    return int(found.get_attribute("data-paused-at")) if found.count() else None
 
 
 def set_speed(panel, frames_a_second: int) -> None:

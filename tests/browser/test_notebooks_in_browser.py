@@ -199,8 +199,9 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
 
 def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
     """A player, pressed as a student presses it: Play draws frame after frame, its clock counting up the steps;
-    Pause stops it (nothing is drawn for a second after); Step moves it one step. Left paused (or at its end), so that
-    the saved notebook must show that frame."""
+    Pause stops it: the clock names the step it held at, and still does a second after (a step the kernel was running
+    when Pause came finishes and is drawn; none starts after); Step moves it one step. Left paused (or at its end), so
+    that the saved notebook must show that frame."""
     shot = lambda what: lab.screenshot_element(panel, stem, f"panel{index}", what)  # noqa: E731
     lab_player.press(panel, "reset")
     played = lab_player.play(panel, frames=4)
@@ -208,13 +209,14 @@ def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
     if len(played.frame_times) < 2 or len(set(steps)) < 2 or steps != sorted(steps):
         drew = f"Play drew {len(played.frame_times)} frames, clock {played.clocks}"
         return [f"{where}: {drew}; screenshot: {shot('play')}"]
-    if lab_player.ENDED in played.clocks[-1] or not lab_player.pause(panel):
+    held_at = None if lab_player.ENDED in played.clocks[-1] else lab_player.pause(panel)
+    if held_at is None:
         return []  # a short run ended before Pause: its end is its last frame
-    lab_player.record(panel)
+    lab_player.record(panel)  # (the frame of a step the kernel was running when Pause came may still be drawn)
     panel.page.wait_for_timeout(1000)
     after_pause = lab_player.recorded(panel)
-    if after_pause.frame_times or after_pause.clocks[1:]:
-        return [f"{where}: after Pause it went on: clock {after_pause.clocks}; screenshot: {shot('pause')}"]
+    if after_pause.steps != [held_at] or lab_player.paused_at(panel) != held_at:
+        return [f"{where}: paused at {held_at}, then went on: clock {after_pause.clocks}; screenshot: {shot('pause')}"]
     before = lab_player.step_of(lab_player.clock(panel))
     lab_player.record(panel)
     lab_player.press(panel, "step")
