@@ -19,7 +19,8 @@ from coordkit.cli import main
 from coordkit.engines import SCHEDULER_VARIABLE, DaskEngine, SchedulerError, resolve
 
 TESTS = Path(__file__).parent
-EXIT_WITHIN = 10  # seconds: how soon the workers of a killed sweep must be gone
+EXIT_WITHIN = 60  # seconds for the workers of a killed sweep to be gone: they notice at once, and a loaded machine
+# may take a while to end them; a worker that did not notice sleeps in its run ten times as long
 
 
 def closed_port() -> int:
@@ -59,10 +60,10 @@ def test_a_malformed_address_is_refused_naming_it_and_what_is_wrong(monkeypatch,
 def test_an_unreachable_scheduler_is_said_within_the_connect_timeout(monkeypatch):
     monkeypatch.setattr(engines, "CONNECT_TIMEOUT", 1)
     address = f"tcp://127.0.0.1:{closed_port()}"
-    started = time.monotonic()
-    with pytest.raises(SchedulerError, match=rf"cannot reach a Dask scheduler at {address} \(the address in Dask"):
+    refused = rf"cannot reach a Dask scheduler at {address} \(the address in Dask"
+    with pytest.raises(SchedulerError, match=refused) as raised:
         list(DaskEngine(address=address).map_unordered(abs, [1]))
-    assert time.monotonic() - started < 5
+    assert "after 1 s" in str(raised.value)  # Dask gave up at the connect timeout, not its own 30 s (not timed here)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +93,7 @@ from coordkit.engines import resolve
 
 def run(task):
     Path(f"running-{task}").touch()
-    time.sleep(60)
+    time.sleep(600)
 
 
 if __name__ == "__main__":
@@ -118,7 +119,7 @@ def test_the_workers_of_a_killed_sweep_exit_with_it(tmp_path, engine):
     sweeping = subprocess.Popen([sys.executable, "sweep.py", engine], cwd=tmp_path)
     children: list[psutil.Process] = []
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300  # a cluster started on a loaded machine (only a hang waits this long)
         while len(list(tmp_path.glob("running-*"))) < 2 and time.monotonic() < deadline:  # both workers mid-run
             time.sleep(0.05)
         assert sweeping.poll() is None, "the sweep ended before it could be killed"
