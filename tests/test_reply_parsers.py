@@ -1,4 +1,5 @@
-"""Every reply parser, on any text, returns a decision or raises ReplyParseError, and does so quickly.
+"""Every reply parser, on any text, returns a decision or raises ReplyParseError, and does not stall (how fast it reads
+the worst replies is printed by benchmarks/bench_reply_parsers.py).
 
 The parsers are found through the policy examples (every LLM policy of every family has one), so a new family's
 parsers are fuzzed as soon as its examples exist. The texts are hypothesis's, plus an adversarial corpus: the
@@ -18,7 +19,10 @@ from coordkit.llm import LLMRequest, ScriptedClient
 from coordkit.llm.parsing import MAX_REPLY_CHARS, ReplyParseError, json_object, labelled_number, labelled_text
 from coordkit.policies import LLMPolicy
 
-SECONDS_PER_REPLY = 1.0  # generous: the slowest parser reads the worst reply here in a few milliseconds
+# A stall, not a speed: the slowest parser reads the worst reply here in a few milliseconds (its figure is printed by
+# benchmarks/bench_reply_parsers.py), a hundred times slower on a loaded machine is still far below; a parser that
+# backtracks over a long reply or reads a wall of braces whole takes minutes.
+STALLED_AFTER_S = 30.0
 HUGE = "9" * 5000
 LABELS = ("DECISION", "SENSITIVITY", "REASONING", "BOATS", "TARGET row", "PROPOSE position", "action", "choice")
 ADVERSARIAL = [
@@ -96,12 +100,13 @@ replies = st.one_of(
 
 
 def read_quickly(parse, text: str):
+    """``parse(text)`` returns or raises ReplyParseError, and does not stall."""
     start = time.perf_counter()
     try:
         parse(text)
     except ReplyParseError:
         pass
-    assert time.perf_counter() - start < SECONDS_PER_REPLY, f"{len(text):,} characters took too long"
+    assert time.perf_counter() - start < STALLED_AFTER_S, f"{len(text):,} characters stalled the parser"
 
 
 @pytest.mark.parametrize("parse", helpers())
