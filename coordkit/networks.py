@@ -86,7 +86,9 @@ def small_world_edges(n: int, degree: int) -> int:
 def thin(n: int, edges: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
     """A connected graph with ``round(fraction · edges)`` of its edges removed at random, never an edge of a
     spanning tree drawn first (the minimum spanning tree under random weights), so it stays connected without
-    redrawing. ``fraction`` 0 returns the edges unchanged (no draw)."""
+    redrawing. The removable edges go in one random order and the first are removed, so that at one ``rng`` state
+    a larger fraction removes the same edges and more: the sparser graph is a subgraph of the denser one.
+    ``fraction`` 0 returns the edges unchanged (no draw)."""
     if not 0 <= fraction < 1:
         raise ValueError(f"thin(fraction={fraction}): the fraction of edges removed must be in [0, 1)")
     remove = round(fraction * len(edges))
@@ -105,7 +107,7 @@ def thin(n: int, edges: np.ndarray, fraction: float, rng: np.random.Generator) -
     keys = edges[:, 0].astype(np.int64) * n + edges[:, 1]  # a pair's key, i·n + j with i < j
     tree_keys = np.minimum(tree.row, tree.col).astype(np.int64) * n + np.maximum(tree.row, tree.col)
     removable = np.flatnonzero(~np.isin(keys, tree_keys))
-    removed = rng.choice(removable, remove, replace=False)
+    removed = rng.permutation(removable)[:remove]
     keep = np.ones(len(edges), dtype=bool)
     keep[removed] = False
     return edges[keep]

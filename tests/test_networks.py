@@ -109,6 +109,13 @@ def test_thinning_removes_the_fraction_asked_and_never_disconnects():
         networks.thin(6, triangles, 0.1, rng())
 
 
+def test_thinning_more_removes_the_same_edges_and_more():
+    ring = networks.small_world(30, 6, 0.1, rng(3))
+    for seed in range(20):
+        denser, sparser = (networks.thin(30, ring, fraction, rng(seed)) for fraction in (0.3, 0.6))
+        assert {tuple(edge) for edge in sparser.tolist()} < {tuple(edge) for edge in denser.tolist()}
+
+
 def test_connectivity_adjacency_and_networkx_agree():
     edges = np.array([[0, 1], [1, 2], [3, 4]], dtype=np.int32)
     assert not networks.is_connected(5, edges)

@@ -193,6 +193,10 @@ class BeerGame(Model):
         ),
         relations=(_step_within_horizon, _demand_never_negative),
     )
+    # common random numbers (coordkit.streams): each stage's player from its own stream, as uniform draws that the
+    # spread scales, so more stages keep the first players and the spread moves them without redrawing them; the
+    # customers' noise as standard normal draws that demand_noise scales, one a round
+    random_streams = {"player": (), "demand": ()}
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
@@ -253,16 +257,17 @@ class BeerGame(Model):
 
     def _client(self, stage: Stage, neighbours: list[int]):
         """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
-        mean = AnchorAndAdjust(
-            smoothing=self.smoothing,
-            stock_adjustment=self.stock_adjustment,
-            supply_line_weight=self.supply_line_weight,
-            desired_stock=self.desired_stock,
-        )
-        rule = sterman_player(self.rng, self.player_spread, mean)
+        if self.protocol == "base_stock":
+            rule = BaseStock(smoothing=self.smoothing, desired_stock=self.initial_inventory)
+        else:
+            mean = AnchorAndAdjust(
+                smoothing=self.smoothing,
+                stock_adjustment=self.stock_adjustment,
+                supply_line_weight=self.supply_line_weight,
+                desired_stock=self.desired_stock,
+            )
+            rule = sterman_player(self.streams("player", stage.position), self.player_spread, mean)
         if self.protocol in ("a2a", "base_stock"):
-            if self.protocol == "base_stock":
-                rule = BaseStock(smoothing=self.smoothing, desired_stock=self.initial_inventory)
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
             return self.protocol_network.client("a2a", A2APlayer(stage, rule, policy), stage.unique_id, neighbours)
@@ -272,9 +277,10 @@ class BeerGame(Model):
         return self.protocol_network.client(self.protocol, player, stage.unique_id, neighbours)
 
     def demand_at(self, round_number: int) -> float:
+        """Customer demand in round ``round_number``, with the next draw of the customers' noise (one a round)."""
         demand = self.base_demand + (self.step_size if round_number >= self.step_round else 0)
         if self.demand_noise > 0:
-            demand += self.rng.normal(0.0, self.demand_noise)
+            demand += self.demand_noise * self.streams("demand").standard_normal()
         return float(max(0, int(demand + 0.5)))
 
     def describe(self, message: Message) -> str:
@@ -368,8 +374,8 @@ class BeerGame(Model):
 
 def sterman_player(rng: np.random.Generator, spread: float, mean: AnchorAndAdjust) -> AnchorAndAdjust:
     """A player whose θ, α_S, β and S′ are ``mean``'s (by default Sterman's estimates 0.36, 0.26, 0.34, 17), each
-    scaled by U(1 − spread, 1 + spread); θ and β at most 1."""
-    scale = rng.uniform(1 - spread, 1 + spread, size=4)
+    scaled by U(1 − spread, 1 + spread), from four uniform draws of ``rng`` on [0, 1); θ and β at most 1."""
+    scale = 1 - spread + 2 * spread * rng.random(4)
     return AnchorAndAdjust(
         smoothing=min(1.0, mean.smoothing * scale[0]),
         stock_adjustment=mean.stock_adjustment * scale[1],

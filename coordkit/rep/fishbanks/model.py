@@ -194,6 +194,10 @@ class Fishbanks(Model):
         ),
         relations=(_stock_within_capacity,),
     )
+    # common random numbers (coordkit.streams): each company's risk tolerance and sustainability value from its own
+    # stream, and its reading errors from another (standard normal draws that observation_noise scales), so every
+    # protocol meets the same companies with the same fleets and the same errors, and more companies keep the first
+    random_streams = {"company": (), "noise": ()}
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
@@ -208,13 +212,7 @@ class Fishbanks(Model):
             self.transport, self.consensus, self.synthesiser, eta=0.5, bounds=THETA_BOUNDS
         )
 
-        tolerances, values = self.rng.uniform(size=(2, self.companies))
-        self.industry = [
-            Company(
-                self, company_name(i), PROFILES[i % len(PROFILES)], float(r), float(v), initial_fleet(r, self.max_boats)
-            )
-            for i, (r, v) in enumerate(zip(tolerances, values))
-        ]
+        self.industry = [self._company(i) for i in range(self.companies)]
         self._names = {company.unique_id: company.name for company in self.industry}
         self._observe(self.fishery.catch_per_boat_at(self.fishery.density(self.stock)))
         everyone = [company.unique_id for company in self.industry]
@@ -243,6 +241,13 @@ class Fishbanks(Model):
         )
         self.datacollector.collect(self)
 
+    def _company(self, index: int) -> Company:
+        """Company ``index``, its risk tolerance and sustainability value drawn from U(0, 1) in its own stream."""
+        tolerance, value = self.streams("company", index).random(2)
+        profile = PROFILES[index % len(PROFILES)]
+        fleet = initial_fleet(tolerance, self.max_boats)
+        return Company(self, company_name(index), profile, float(tolerance), float(value), fleet)
+
     def _client(self, company: Company, neighbours: list[int]):
         """The company's protocol client: same transport, topology and consensus for every protocol (Table 2)."""
         rule = CompetitiveFleet()
@@ -270,9 +275,9 @@ class Fishbanks(Model):
 
     def _observe(self, catch_per_boat: float) -> None:
         """Every company reads the density from the catch per boat (shared in proportion to boats, so the same for
-        all), each with its own noise."""
-        noise = self.rng.normal(0.0, self.observation_noise, size=len(self.industry))
-        for company, error in zip(self.industry, noise):
+        all), each with its own noise, drawn from its own stream."""
+        for index, company in enumerate(self.industry):
+            error = self.observation_noise * self.streams("noise", index).standard_normal()
             company.observe(catch_per_boat, float(error))
 
     def _protocol_round(self) -> None:

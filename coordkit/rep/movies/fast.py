@@ -1,11 +1,12 @@
 """REP numerical and A2A vectorised over agents with numpy and scipy.sparse: the rounds of
 :class:`~coordkit.rep.movies.model.MovieScheduling`, played for whole populations at once (to 10,000 agents).
 
-From ``numpy.random.default_rng(seed)`` it draws what the Mesa model draws, in its order — the preferences, the
-network, the organiser, the opening offer, and for A2A under the §7 reading the messages each agent weighs every
-round — and computes with the same preference functions (:mod:`.preferences`), so that on the same seed the two
-play the same rounds: decisions exactly, proposals and consensus to within float rounding (neighbour means are
-summed in another order). REP textual has no fast path: its updater reads text.
+From the model's own random streams (:mod:`coordkit.streams`, spawned from the seed as the model spawns them) it
+draws what the Mesa model draws — the preferences, the network, the organiser, the opening offer, and for A2A under
+the §7 reading the messages each agent weighs every round — and computes with the same preference functions
+(:mod:`.preferences`), so that on the same seed the two play the same rounds: decisions exactly, proposals and
+consensus to within float rounding (neighbour means are summed in another order). REP textual has no fast path:
+its updater reads text.
 
 REP's neighbour means are sparse matrix products, one a round. Under the Table 2 reading with the median every
 agent opens a round at the group's proposal θ̄, and a numerical proposal is affine in θ (θ + w·(p_j − θ) for the
@@ -29,6 +30,7 @@ from coordkit.rep.movies.model import (
     draw_preferences,
 )
 from coordkit.rep.movies.policies import PRICE, TIME
+from coordkit.streams import Streams, root_sequence
 
 PROTOCOLS = ("a2a", "rep_numerical")
 MAX_POPULATION = 10_000
@@ -61,18 +63,18 @@ def simulate(seed: int, **params) -> pd.DataFrame:
     is what the model takes for ``rng``, checked as the model checks its own."""
     p = PARAMETERS.resolve(params, owner="fast.simulate")
     n = p["population"]
-    rng = np.random.default_rng(check_rng(seed, name="seed"))
-    taste = draw_preferences(rng, p)
-    edges = draw_network(rng, p)
-    organiser = int(rng.integers(n))
-    theta = np.tile(draw_opening(rng, p, taste, organiser), (n, 1))  # θ_i: everyone opens with one proposal
+    streams = _streams(seed)
+    taste = draw_preferences(streams("population"), p)
+    edges = draw_network(streams("network"), p)
+    organiser = int(streams("organiser").integers(n))
+    theta = np.tile(draw_opening(streams("opening"), p, taste, organiser), (n, 1))  # θ_i: everyone opens with one
     adopts_median = p["reading"] == "table2" and p["consensus"] is not None
     if p["protocol"] == "rep_numerical":
         update = _rep_update(taste, edges, p, adopts_median)
     elif p["reading"] == "table2":
         update = _a2a_update_table2(taste)
     else:
-        update = _a2a_update_section7(taste, networks.adjacency(n, edges), p, rng)
+        update = _a2a_update_section7(taste, networks.adjacency(n, edges), p, streams("attended"))
     organisers = p["consensus"] is None or (p["protocol"] == "a2a" and p["reading"] == "section7")
     rows, converged = [], False
     for round_number in range(p["rounds"] + 1):
@@ -87,6 +89,11 @@ def simulate(seed: int, **params) -> pd.DataFrame:
         if round_number and p["stop_at_convergence"] and converged:
             break
     return pd.DataFrame(rows)[["round", "price", "time", "consensus", "participants", "converged", "spread"]]
+
+
+def _streams(seed) -> Streams:
+    """The random streams ``MovieScheduling(rng=seed)`` draws from, the seed checked as the model checks its own."""
+    return Streams(root_sequence(check_rng(seed, name="seed")), MovieScheduling.random_streams, "fast.simulate")
 
 
 def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adopts_median: bool):

@@ -199,14 +199,27 @@ class MovieScheduling(Model):
         ),
         relations=(_small_world_degree_is_even, _network_can_connect),
     )
+    # common random numbers (coordkit.streams): what each stream's draws depend on. The tastes are one row of draws
+    # per agent that the means and spreads scale (preferences.draw), so more agents keep the first agents' tastes.
+    # A small world's ring and a complete graph's deletions span all the agents at once: the network is drawn anew
+    # for another population; the organiser is one of the population; A2A's messages weighed under the §7 reading
+    # are one draw per link a round. The venue's offer is drawn alone, so nothing before it moves it.
+    random_streams = {
+        "population": (),
+        "network": ("population", "network", "sparsity", "degree", "rewiring"),
+        "organiser": ("population",),
+        "opening": (),
+        "attended": ("population", "network", "sparsity", "degree", "rewiring"),
+    }
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
         n = self.population
-        self.preferences = draw_preferences(self.rng, self.params)
-        self.edges = draw_network(self.rng, self.params)
-        self.organiser = int(self.rng.integers(n))
-        opening = dict(zip((PRICE, TIME), draw_opening(self.rng, self.params, self.preferences, self.organiser)))
+        self.preferences = draw_preferences(self.streams("population"), self.params)
+        self.edges = draw_network(self.streams("network"), self.params)
+        self.organiser = int(self.streams("organiser").integers(n))
+        offer = draw_opening(self.streams("opening"), self.params, self.preferences, self.organiser)
+        opening = dict(zip((PRICE, TIME), offer))
         self.adjacency = networks.adjacency(n, self.edges)
 
         self.space = Network(networks.to_networkx(n, self.edges), random=self.random, layout=None)
@@ -293,7 +306,8 @@ class MovieScheduling(Model):
             goer.joins = bool(joins)
             goer.message = signal.text if isinstance(signal, Sensitivity) else signal
         if self.protocol == "a2a":
-            self.attended = attended(self.rng, self.adjacency, self.attention) if self.reading == "section7" else None
+            section7 = self.reading == "section7"
+            self.attended = attended(self.streams("attended"), self.adjacency, self.attention) if section7 else None
             for goer in self.goers:
                 goer.reason_locally(None if self.attended is None else goer.read(self.attended))
         else:
@@ -379,15 +393,15 @@ class MovieScheduling(Model):
 
 
 def draw_preferences(rng: np.random.Generator, params: dict) -> preferences.Preferences:
-    """The population's preferences the parameters ask for, drawn first from ``rng``."""
+    """The population's preferences the parameters ask for, drawn from ``rng`` (:func:`.preferences.draw`)."""
     names = ("price_mean", "price_sd", "time_mean", "time_sd", "price_scale", "time_scale")
     return preferences.draw(rng, params["population"], **{name: params[name] for name in names})
 
 
 def draw_network(rng: np.random.Generator, params: dict) -> np.ndarray:
-    """The edge list the parameters ask for, drawn from ``rng`` (after the preferences, before the organiser):
-    the complete graph with ``sparsity`` of its edges deleted (redrawn until connected), or the small world
-    with ``sparsity`` of its edges removed, sparing a spanning tree."""
+    """The edge list the parameters ask for, drawn from ``rng``: the complete graph with ``sparsity`` of its edges
+    deleted (redrawn until connected), or the small world with ``sparsity`` of its edges removed, sparing a
+    spanning tree (a higher sparsity removes the same edges and more)."""
     n, sparsity = params["population"], params["sparsity"]
     if params["network"] == "complete":
         return networks.sparse(n, sparsity, rng)
@@ -397,8 +411,8 @@ def draw_network(rng: np.random.Generator, params: dict) -> np.ndarray:
 def draw_opening(
     rng: np.random.Generator, params: dict, taste: preferences.Preferences, organiser: int
 ) -> tuple[float, float]:
-    """Round 0's proposal (price, time), drawn after the organiser: a venue's offer, uniform on the price range,
-    then on the evening; or the organiser's ideal (no draw)."""
+    """Round 0's proposal (price, time): a venue's offer drawn from ``rng``, uniform on the price range, then on the
+    evening; or the organiser's ideal (no draw)."""
     if params["opening"] == "organiser":
         return float(taste.price[organiser]), float(taste.time[organiser])
     return float(rng.uniform(*PRICE_RANGE)), float(rng.uniform(*EVENING))
