@@ -335,13 +335,12 @@ def test_registration_refuses_what_is_not_a_new_endpoint(transport):
 
 def test_an_endpoint_that_does_not_answer_in_time_is_a_transport_error():
     slow = Toy("slow", lambda envelope: time.sleep(1.0) or Response.success("late"))
-    start = time.monotonic()
     with HTTPTransport(timeout_s=0.2) as transport:
         transport.register(slow)
         with pytest.raises(TransportError, match=r"slow at http://127\.0\.0\.1:\d+ did not answer within 0.2 s"):
             transport.send("alice", "slow", Envelope.natural_language("hi"))
         assert transport.transcript == ()
-    assert time.monotonic() - start < 5 and agora_threads() == []  # close waited for the sleeping handler
+    assert agora_threads() == []  # close waited for the sleeping handler
 
 
 def test_close_stops_every_server_and_thread_and_refuses_further_requests():
@@ -417,6 +416,9 @@ def test_the_curl_command_reads_the_listing_and_a_curl_post_is_refused(served):
 # --- outsiders and limits (issue 28) ----------------------------------------------------------------------------------
 
 SLOW = {"idle_timeout_s": 0.5, "header_timeout_s": 0.5, "body_timeout_s": 0.5, "reply_timeout_s": 0.5}
+# How long a test waits for the server to act on one of SLOW's half-second timeouts: a hang guard, not a speed (the
+# idle timeout's default, 30 s, is past it; the others' messages name the limit that acted)
+GAVE_UP_S = 20.0
 SMALL = {"max_body_bytes": 200_000, "max_header_bytes": 2048, "read_buffer_bytes": 8192}
 CAPS = {"connections_per_server": 8, "connections_in_total": 12}
 
@@ -558,27 +560,36 @@ def test_an_outsiders_post_is_refused_before_its_body_and_never_reaches_the_agen
     assert counted.calls == 0 and limited.transcript == ()
 
 
-class SlowListing(Toy):
-    """An endpoint whose listing takes half a second to make."""
+class HeldListing(Toy):
+    """An endpoint whose listing is made only once the test lets it (``release``); ``making`` is set meanwhile."""
+
+    def __init__(self, name, reply):
+        super().__init__(name, reply)
+        self.making, self.release = threading.Event(), threading.Event()
 
     def wellknown(self) -> WellKnown:
-        time.sleep(0.5)
+        self.making.set()
+        self.release.wait(60)  # (only a hung test waits this long)
         return WellKnown({})
 
 
 def test_outsiders_listings_never_hold_the_runs_handler_threads():
+    """While outsiders' listings are held half-made, the run's one handler thread still answers its send: a listing
+    made in it would hold the send until its timeout. (Ordered by events, not timed.)"""
     with network(HTTPTransport(timeout_s=10, handler_threads=1)) as transport:
-        transport.register(SlowListing("slow", lambda envelope: Response.success("")))
+        held = HeldListing("slow", lambda envelope: Response.success(""))
+        transport.register(held)
         url = transport.url_of("slow") + "/.wellknown"
-        readers = [threading.Thread(target=httpx.get, args=(url,), kwargs={"timeout": 10}) for _ in range(4)]
+        readers = [threading.Thread(target=httpx.get, args=(url,), kwargs={"timeout": 120}) for _ in range(4)]
         for reader in readers:
             reader.start()
-        time.sleep(0.1)
-        start = time.monotonic()
-        assert transport.send("alice", "weather", Envelope.natural_language("Zürich")).status == "success"
-        assert time.monotonic() - start < 0.4  # not behind two seconds of outsiders' listings
-        for reader in readers:
-            reader.join()
+        try:
+            assert held.making.wait(60), "no outsider's listing was asked for"
+            assert transport.send("alice", "weather", Envelope.natural_language("Zürich")).status == "success"
+        finally:
+            held.release.set()
+            for reader in readers:
+                reader.join()
 
 
 def test_the_key_appears_in_no_repr_transcript_error_log_or_command(limited, raw, caplog):
@@ -599,13 +610,10 @@ def idle_sockets(port: int, n: int) -> list[socket.socket]:
     return [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(n)]
 
 
-def median_send_ms(transport: HTTPTransport, receiver: str, n: int = 30) -> float:
-    times = []
+def send_all(transport: HTTPTransport, receiver: str, n: int = 30) -> None:
+    """``n`` sends of the run to ``receiver``, each answered."""
     for _ in range(n):
-        start = time.perf_counter()
         assert transport.send("alice", receiver, Envelope.natural_language("x")).status == "success"
-        times.append(1000 * (time.perf_counter() - start))
-    return sorted(times)[n // 2]
 
 
 def test_connections_over_the_caps_get_503_and_the_runs_own_still_go_through():
@@ -614,12 +622,10 @@ def test_connections_over_the_caps_get_503_and_the_runs_own_still_go_through():
         for name, cap in (("weather", "8 a server"), ("traffic", "12 in all")):
             status, failure = exchange(port_of(transport, name), b"")
             assert status == 503 and cap in failure["body"] and "nothing changed" in failure["body"]
-        full = median_send_ms(transport, "weather")  # the run's first connections, opened with every slot taken
-        nested = median_send_ms(transport, "taxi")
+        send_all(transport, "weather")  # the run's first connections, opened with every slot taken
+        send_all(transport, "taxi")  # (and a nested call's; their speed: benchmarks/bench_agora_transport.py)
         for connection in held:
             connection.close()
-        time.sleep(0.2)
-        assert full < 3 * median_send_ms(transport, "weather") + 5 and nested < 100
         assert exchange(port_of(transport, "weather"), b"GET /.wellknown HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200
 
 
@@ -661,7 +667,7 @@ def open_descriptors() -> int:
 @pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 1200, reason="the hard open-file limit is < 1,200")
 def test_1100_idle_connections_from_another_process_leave_the_run_its_descriptors_and_its_speed(tmp_path):
     with network(HTTPTransport(timeout_s=10, limits=ServerLimits(**CAPS))) as transport:
-        usual = median_send_ms(transport, "taxi")
+        send_all(transport, "taxi")
         before = open_descriptors()
         clients = subprocess.Popen(
             [sys.executable, "-c", IDLE_CLIENTS, str(port_of(transport, "weather"))],
@@ -674,7 +680,7 @@ def test_1100_idle_connections_from_another_process_leave_the_run_its_descriptor
             assert counts == {"held": 1100, "refused": 1100 - 8}
             assert open_descriptors() <= before + 2 + 8  # the clients' two pipes and the connections admitted
             (tmp_path / "frame.csv").write_text("still writing files\n")
-            assert median_send_ms(transport, "taxi") < 3 * usual + 5
+            send_all(transport, "taxi")  # (its speed meanwhile: benchmarks/agora_hostile.py's 5.)
         finally:
             clients.communicate("", timeout=10)
         time.sleep(0.2)
@@ -683,25 +689,26 @@ def test_1100_idle_connections_from_another_process_leave_the_run_its_descriptor
 
 def test_an_idle_connection_is_closed_at_the_idle_timeout_with_no_answer(limited):
     start = time.monotonic()
-    assert exchange(port_of(limited, "weather"), b"") == (None, None)
-    assert 0.4 < time.monotonic() - start < 3
+    assert exchange(port_of(limited, "weather"), b"", timeout_s=GAVE_UP_S) == (None, None)  # the server closed it
+    assert time.monotonic() - start > 0.4  # (a lower bound: a loaded machine only closes it later)
 
 
 def test_slow_headers_and_a_slow_body_get_408_at_their_timeouts(limited):
-    with socket.create_connection(("127.0.0.1", port_of(limited, "weather")), timeout=5) as slowloris:
+    with socket.create_connection(("127.0.0.1", port_of(limited, "weather")), timeout=GAVE_UP_S) as slowloris:
         start = time.monotonic()
         slowloris.sendall(b"GET /.wellknown HTTP/1.1\r\nX-Slow: ")
         with pytest.raises(OSError):  # the server closes the connection while a byte is still sent every 0.1 s
-            for _ in range(30):
+            for _ in range(10 * round(GAVE_UP_S)):
                 time.sleep(0.1)
                 slowloris.sendall(b"a")
         status, failure = read_answer(slowloris)
     assert status == 408 and "did not send its request line and headers within 0.5 s" in failure["body"]
-    assert 0.4 < time.monotonic() - start < 3
+    assert time.monotonic() - start > 0.4
     start = time.monotonic()
-    status, failure = exchange(port_of(limited, "weather"), with_key(limited, post(1000, b"{", headers=KEY)))
+    request = with_key(limited, post(1000, b"{", headers=KEY))
+    status, failure = exchange(port_of(limited, "weather"), request, timeout_s=GAVE_UP_S)
     assert status == 408 and "did not send its body within 0.5 s of its headers" in failure["body"]
-    assert 0.4 < time.monotonic() - start < 3
+    assert time.monotonic() - start > 0.4
 
 
 class Lister:
@@ -722,7 +729,7 @@ def test_an_answer_left_unread_is_dropped_at_the_reply_timeout(limited, caplog):
     limited.register(Lister("lister", 400))  # 4 MB answers: the kernel's buffers fill at once
     with socket.create_connection(("127.0.0.1", port_of(limited, "lister")), timeout=5) as reader:
         reader.sendall(b"GET /.wellknown HTTP/1.1\r\nHost: x\r\n\r\n" * 20)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + GAVE_UP_S
         while "left its answer unread for 0.5 s" not in caplog.text and time.monotonic() < deadline:
             time.sleep(0.1)
     assert "closed a connection to lister that left its answer unread for 0.5 s" in caplog.text
@@ -774,7 +781,7 @@ def test_200_clients_pipelining_unread_requests_keep_the_servers_memory_bounded_
         peak = resident_mb(server.pid, "VmHWM")
         for client in clients:
             client.close()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # (it comes back in a second or two; a loaded machine may take longer)
         while resident_mb(server.pid) > 1.1 * start and time.monotonic() < deadline:
             time.sleep(0.2)
         after = resident_mb(server.pid)
