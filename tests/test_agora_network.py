@@ -16,6 +16,7 @@ from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.agora.panels import weather_player_panel
 from coordkit.agora.protocol import Envelope
 from coordkit.agora.roles import NEGOTIATOR, ROLES
+from coordkit.agora.services import Routines
 from coordkit.llm import ScriptedClient
 from coordkit.parameters import ParameterError
 
@@ -138,11 +139,30 @@ def test_same_seed_same_bytes_and_another_seed_differs():
     assert first.frame().to_csv() != other.frame().to_csv()
 
 
-def test_a_routine_that_times_out_falls_back_to_natural_language_counted():
-    model = WeatherDemo(queries=8, routine_timeout_s=1e-4, rng=0).run()
-    frame = model.frame()
+def test_a_routine_past_its_line_budget_falls_back_to_natural_language_counted_the_same_on_every_run():
+    frames = [WeatherDemo(queries=8, routine_max_lines=50, rng=0).run().frame() for _ in range(2)]
+    frame = frames[0]
     assert frame["routine_fallbacks"].iloc[4:].ge(1).all()
     assert (frame["mode"].iloc[1:] == "natural_language").all()
+    assert frame["correct"].iloc[1:].all()
+    assert frame["routine_timeouts"].eq(0).all()  # the budget decided, not the clock
+    assert frames[1].to_csv() == frame.to_csv()
+
+
+def _sleepy_programmer(request) -> str:
+    """An LLM whose routines sleep (what the line budget does not count); otherwise the stand-in."""
+    if request.system == llm_policies.PROGRAMMER_SYSTEM:
+        return "```python\nimport time\n\ndef handle(event):\n    time.sleep(60)\n```"
+    return stand_in.reply(request)
+
+
+def test_the_wall_clock_safety_net_is_counted_and_reported_when_it_fires():
+    model = WeatherDemo(queries=6, rng=0, llm=ScriptedClient(_sleepy_programmer))
+    model.services.routines = Routines(model.routine_max_lines, timeout_s=0.2)  # a short net, to fire in a test
+    frame = model.run().frame()
+    assert frame["routine_timeouts"].iloc[4:].ge(1).all()
+    assert frame["routine_timeouts"].le(frame["routine_fallbacks"]).all()
+    assert model.summary()["routine_timeouts"] == frame["routine_timeouts"].sum() > 0
     assert frame["correct"].iloc[1:].all()
 
 

@@ -195,7 +195,7 @@ BROKEN = {
     "event grows too large": (calls("huge", {}), "too_large"),
     "opens a socket": ("import socket\ndef handle(event):\n    socket.socket()\n", "forbidden"),
     "reads the environment": ("import os\ndef handle(event):\n    return os.environ['HOME']\n", "forbidden"),
-    "never returns": ("def handle(event):\n    while True:\n        pass\n", "timeout"),
+    "never returns": ("def handle(event):\n    while True:\n        pass\n", "budget"),
     "returns bytes": ("def handle(event):\n    return b'{}'\n", "bad_return"),
     "does not compile": ("def handle(event) return 1\n", "syntax"),
 }
@@ -211,7 +211,7 @@ def test_every_failure_is_a_counted_routine_error(source, reason):
 
     tools = {"weather_forecast": counted, "refusing_forecast": refuse, "huge": lambda: "x" * 400_000}
     with pytest.raises(RoutineError) as caught:
-        run(source, QUERIES[0], tools, max_calls=3, timeout_s=0.5)
+        run(source, QUERIES[0], tools, max_calls=3, max_lines=10_000)
     assert caught.value.reason == reason, caught.value
     assert isinstance(caught.value, ContractError) == (reason in CONTRACT_REASONS)
     assert len(made) == (3 if reason == "too_many_calls" else 0)

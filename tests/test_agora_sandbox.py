@@ -3,7 +3,9 @@ call's own process (``run_routine``) and in a session's (``RoutineSession``).
 
 No network is needed: the routines that reach for it are stopped before they touch it. The time bounds asserted
 below are the sandbox's own limits (the routine's ``timeout_s`` plus the parent's grace), not speed targets; those are
-``benchmarks/bench_agora_sandbox.py``'s.
+``benchmarks/bench_agora_sandbox.py``'s. A routine that computes too long is stopped by its line budget
+(``max_lines``), the same on every run; the wall clock's ``timeout_s`` is tested with routines that sleep, which the
+budget does not count, so that no outcome below depends on how busy the machine is.
 """
 
 import gc
@@ -20,7 +22,16 @@ from pathlib import Path
 import pytest
 
 from coordkit.agora import routines
-from coordkit.agora.sandbox import _GRACE_S, REASONS, RoutineError, SandboxPool, routine_session, run_routine
+from coordkit.agora.sandbox import (
+    _GRACE_S,
+    DEFAULT_MAX_LINES,
+    DEFAULT_TIMEOUT_S,
+    REASONS,
+    RoutineError,
+    SandboxPool,
+    routine_session,
+    run_routine,
+)
 from coordkit.agora.sandbox_worker import (
     SESSION_CALLS,
     _describe_end,
@@ -47,11 +58,19 @@ def routine(text: str) -> str:
     return textwrap.dedent(text).strip() + "\n"
 
 
-def refused(pool: SandboxPool, source: str, reason: str, *, timeout_s: float = 1.0, memory_mb: int = 64) -> str:
+def refused(
+    pool: SandboxPool,
+    source: str,
+    reason: str,
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_mb: int = 64,
+) -> str:
     """Run ``source``, expect ``RoutineError(reason)`` within the call's limits, and return its message."""
     start = time.monotonic()
     with pytest.raises(RoutineError) as caught:
-        pool.run(routine(source), "{}", timeout_s=timeout_s, memory_mb=memory_mb)
+        pool.run(routine(source), "{}", max_lines=max_lines, timeout_s=timeout_s, memory_mb=memory_mb)
     assert time.monotonic() - start < timeout_s + _GRACE_S
     assert caught.value.reason == reason, caught.value
     assert caught.value.reason in REASONS
@@ -62,12 +81,12 @@ def refused(pool: SandboxPool, source: str, reason: str, *, timeout_s: float = 1
 # --- the threat model, one threat at a time -------------------------------------------------------------------------
 
 THREATS = {
-    "infinite loop": ("def handle(body):\n    while True:\n        pass", "timeout"),
+    "infinite loop": ("def handle(body):\n    while True:\n        pass", "budget"),
     "sleeping forever": ("import time\ndef handle(body):\n    time.sleep(3600)", "timeout"),
     "loop that blocks SIGXCPU": (
         "import signal\ndef handle(body):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGXCPU})\n"
         "    while True:\n        pass",
-        "timeout",
+        "budget",
     ),
     "signal handler": ("import signal\ndef handle(body):\n    signal.signal(signal.SIGALRM, print)", "forbidden"),
     "memory bomb at once": ("def handle(body):\n    return str(len(bytearray(1 << 34)))", "memory"),
@@ -191,10 +210,18 @@ def threat(name: str) -> str:
     return THREATS[name][0].replace("ESCAPE_NAME", Path(ESCAPE).name).replace("ESCAPE", ESCAPE)
 
 
+def limits(reason: str) -> dict:
+    """Limits under which a threat meets the one that stops it: a short wall clock for a sleep, a small budget for a
+    loop, otherwise the defaults (a wall clock of 30 s, which nothing else reaches on any machine)."""
+    if reason == "timeout":
+        return {"timeout_s": 0.5}
+    return {"max_lines": 10_000} if reason == "budget" else {}
+
+
 @pytest.mark.parametrize("name", THREATS)
 def test_each_threat_ends_in_a_routine_error_within_its_limits(pool, name):
     reason = THREATS[name][1]
-    refused(pool, threat(name), reason, timeout_s=0.5 if reason == "timeout" else 2.0)
+    refused(pool, threat(name), reason, **limits(reason))
     assert not Path(ESCAPE).exists()
 
 
@@ -203,7 +230,8 @@ def test_messages_name_what_happened(pool):
     assert "outside its working directory" in refused(pool, threat("write outside: absolute"), "forbidden")
     assert "socket" in refused(pool, threat("socket module"), "forbidden")
     assert "start a process" in refused(pool, threat("process: os.system"), "forbidden")
-    assert "0.5 s" in refused(pool, threat("infinite loop"), "timeout", timeout_s=0.5)
+    assert "0.5 s" in refused(pool, threat("sleeping forever"), "timeout", timeout_s=0.5)
+    assert "10,000 lines" in refused(pool, threat("infinite loop"), "budget", max_lines=10_000)
     assert "16 MB" in refused(pool, threat("memory bomb by steps"), "memory", memory_mb=16)
 
 
@@ -386,6 +414,9 @@ def test_workers_sit_in_their_own_network_namespace_where_linux_allows(pool):
     [
         ({"source": 3, "body": ""}, TypeError),
         ({"source": ECHO, "body": b"bytes"}, TypeError),
+        ({"source": ECHO, "body": "", "max_lines": 0}, ValueError),
+        ({"source": ECHO, "body": "", "max_lines": 10**9}, ValueError),
+        ({"source": ECHO, "body": "", "max_lines": 1.5}, ValueError),
         ({"source": ECHO, "body": "", "timeout_s": 0}, ValueError),
         ({"source": ECHO, "body": "", "timeout_s": 1000}, ValueError),
         ({"source": ECHO, "body": "", "timeout_s": True}, ValueError),
@@ -396,7 +427,7 @@ def test_workers_sit_in_their_own_network_namespace_where_linux_allows(pool):
     ],
 )
 def test_bad_arguments_get_clear_errors(pool, arguments, error):
-    with pytest.raises(error, match="routine|timeout_s|memory_mb"):
+    with pytest.raises(error, match="routine|max_lines|timeout_s|memory_mb"):
         pool.run(**arguments)
 
 
@@ -503,13 +534,12 @@ def test_a_session_keeps_its_directory_and_no_other(pool):
 @pytest.mark.parametrize("name", THREATS)
 def test_each_threat_ends_a_sessions_process_and_the_next_call_starts_afresh(pool, name):
     reason = THREATS[name][1]
-    timeout_s = 0.5 if reason == "timeout" else 2.0
-    with pool.session(session_threat(name), timeout_s=timeout_s) as session:
+    with pool.session(session_threat(name), **limits(reason)) as session:
         assert session("safe") == "safe"
         start = time.monotonic()
         with pytest.raises(RoutineError) as caught:
             session("attack")
-        assert time.monotonic() - start < timeout_s + _GRACE_S
+        assert time.monotonic() - start < session.limits["timeout_s"] + _GRACE_S
         assert caught.value.reason == reason, caught.value
         assert SECRET not in str(caught.value)
         assert not Path(ESCAPE).exists()
@@ -571,6 +601,50 @@ def test_the_time_limit_is_per_call_and_the_cpu_limit_spans_the_session(pool):
     with pool.session(burner, timeout_s=1.0) as session:
         assert [session("") for _ in range(44)] == ["done"] * 44
         assert session.restarts == 0
+
+
+# --- the line budget (issue 43): what stops a routine that computes too long, the same on every run ---------------
+
+COUNTING = "def handle(body):\n    for _ in range(int(body)):\n        pass\n    return body\n"
+
+
+def lines_needed(pool: SandboxPool, source: str, body: str) -> int:
+    """The smallest ``max_lines`` under which ``source`` answers ``body``, by bisection."""
+    low, high = 1, 100_000
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            pool.run(source, body, max_lines=middle)
+            high = middle
+        except RoutineError as error:
+            assert error.reason == "budget", error
+            low = middle + 1
+    return low
+
+
+def test_a_routine_past_its_budget_fails_the_same_way_on_every_run_at_the_same_line(pool):
+    needed = lines_needed(pool, COUNTING, "1000")
+    assert 2000 <= needed <= 2100  # two lines an iteration, and the module's few: lines, not time
+    for _ in range(3):
+        assert pool.run(COUNTING, "1000", max_lines=needed) == "1000"
+        with pytest.raises(RoutineError) as caught:
+            pool.run(COUNTING, "1000", max_lines=needed - 1)
+        assert caught.value.reason == "budget"
+        assert caught.value.message == f"the routine ran past its budget of {needed - 1:,} lines and was stopped"
+
+
+def test_each_call_of_a_session_has_a_budget_of_its_own(pool):
+    with pool.session(COUNTING, max_lines=500) as session:
+        assert [session("200") for _ in range(10)] == ["200"] * 10  # about 400 lines a call, 4,000 in all
+        with pytest.raises(RoutineError, match="budget of 500 lines"):
+            session("300")
+        assert session("200") == "200"
+        assert session.restarts == 1
+
+
+def test_a_routine_cannot_switch_its_count_off(pool):
+    source = "import sys\ndef handle(body):\n    sys.monitoring.set_events(4, 0)\n    while True:\n        pass\n"
+    assert "AttributeError" in refused(pool, source, "crashed", max_lines=10_000)
 
 
 def test_a_sessions_process_is_replaced_after_its_quota_of_calls_not_counted_as_a_restart(pool):
@@ -741,6 +815,7 @@ def test_routine_session_uses_the_default_pool():
     [
         (lambda pool: pool.session(3), TypeError),
         (lambda pool: pool.session(ECHO, timeout_s=0), ValueError),
+        (lambda pool: pool.session(ECHO, max_lines=True), ValueError),
         (lambda pool: pool.session(ECHO, memory_mb=1.5), ValueError),
         (lambda pool: pool.session(ECHO)(b"bytes"), TypeError),
         (lambda pool: pool.session(ECHO)("x" * 1_000_001), ValueError),
@@ -749,7 +824,7 @@ def test_routine_session_uses_the_default_pool():
     ],
 )
 def test_bad_session_arguments_get_clear_errors(pool, call, error):
-    with pytest.raises(error, match="routine|timeout_s|memory_mb|sessions_per_worker"):
+    with pytest.raises(error, match="routine|max_lines|timeout_s|memory_mb|sessions_per_worker"):
         call(pool)
 
 
@@ -780,6 +855,7 @@ def test_a_forked_copy_of_the_kit_cannot_use_the_parents_sessions(pool):
 FORGERIES = {
     "a result past the cap": '{"result": "x" * 5_000_000}',
     "a made-up timeout": '{"reason": "timeout", "message": "SPOOFED"}',
+    "a made-up budget run out": '{"reason": "budget", "message": "SPOOFED"}',
     "a made-up memory failure": '{"reason": "memory", "message": "SPOOFED"}',
     "a made-up breach": '{"reason": "forbidden", "message": "the routine tried to SPOOFED, which routines may not do"}',
     "a crash of made-up words": '{"reason": "crashed", "message": "SPOOFED"}',
@@ -847,6 +923,7 @@ def test_the_one_reply_check_refuses_what_no_sender_may_say(reply):
             True,
         ),
         ({"reason": "timeout", "message": "the routine ran past its 1 s and was stopped"}, False),
+        ({"reason": "budget", "message": "the routine ran past its budget of 50 lines and was stopped"}, False),
         ({"reason": "memory", "message": "the routine ran out of its 64 MB of memory"}, False),
         ({"reason": "crashed", "message": "the routine's process was killed by signal SIGKILL"}, False),
     ],
@@ -884,11 +961,11 @@ def test_the_cpu_limit_is_reported_as_used_up_cpu_time():
             os._exit(1)
     _, status, usage = os.wait4(child, 0)
     assert os.WTERMSIG(status) == signal.SIGKILL
-    assert _describe_end(status, usage.ru_utime + usage.ru_stime, 1, 64) == {
+    assert _describe_end(status, usage.ru_utime + usage.ru_stime, 1, 64, 100) == {
         "reason": "timeout",
         "message": "the routine used up its 1 s of CPU time and was stopped",
     }
-    assert _describe_end(status, 0.0, 1, 64)["message"] == "the routine's process was killed by signal SIGKILL"
+    assert _describe_end(status, 0.0, 1, 64, 100)["message"] == "the routine's process was killed by signal SIGKILL"
 
 
 FRAMES = {  # what a reader may find on a pipe (each under a pipe's 64 KB, written before it is read): what it says

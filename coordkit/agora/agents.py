@@ -191,8 +191,8 @@ class Participant(mesa.Agent):
             tally.routine_calls += 1
             output = run(self.services.routines.runnable(self.name, relation.routine), data, {SEND: send})
             _check_output(task, output)
-        except RoutineError:
-            tally.routine_fallbacks += 1
+        except RoutineError as error:
+            tally.routine_failed(error)
             if rejected and rejected[-1]:  # B.1: the server refuses this protocol; look again later
                 relation.document, relation.routine = None, None
             return None
@@ -318,7 +318,7 @@ class Server(Participant):
         try:
             body = run(routine, envelope.body, {served.tool: self._tool(served.task)})
         except RoutineError as error:
-            tally.routine_fallbacks += 1
+            tally.routine_failed(error)
             return Response.failure(f"{self.name}'s routine failed: {error}")
         return Response.success(body)
 

@@ -17,6 +17,7 @@ from coordkit.agora.costs import ACTIVITIES, CostLog
 from coordkit.agora.databases import DatabaseNetwork
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.routines import WEATHER_ROUTINES, weather_forecast_document
+from coordkit.agora.sandbox import DEFAULT_MAX_LINES, MAX_LINES
 from coordkit.agora.screenplay import screenplay
 from coordkit.agora.services import Decisions, QueryLost, Routines, Services, Settings
 from coordkit.agora.tasks import MODELS, example_input, keyed_rng, load_catalogue
@@ -51,6 +52,7 @@ FRAME_COLUMNS = (
     "llm_turns",
     "routine_calls",
     "routine_fallbacks",
+    "routine_timeouts",
     "lost",
     "correct",
     "protocols",
@@ -84,8 +86,16 @@ def _transport() -> Choice:
     return Choice("transport", "in_process", TRANSPORTS, labels=TRANSPORT_NAMES, doc="how messages travel")
 
 
-def _routine_timeout() -> Real:
-    return Real("routine_timeout_s", 1.0, 0, 60, low_open=True, unit="s", doc="wall time a routine call may take")
+def _routine_budget() -> Integer:
+    return Integer(
+        "routine_max_lines",
+        DEFAULT_MAX_LINES,
+        1,
+        MAX_LINES,
+        unit="lines",
+        doc="lines of Python a routine call may run, then it fails (a count, the same on every run; "
+        "wall time is only the sandbox's safety net)",
+    )
 
 
 def _standard() -> Flag:
@@ -155,7 +165,7 @@ class AgoraModel(Model, abstract=True):
             self.negotiation_document,
             standards={standard.hash: WEATHER_ROUTINES} if self.standard_protocols else {},
             decisions=Decisions(self.costs, self.llm),
-            routines=Routines(self.routine_timeout_s),
+            routines=Routines(self.routine_max_lines),
         )
         self.server_agents = {spec.name: Server(self, self.services, spec, pick()) for spec in servers}
         self.user_agents = [User(self, self.services, name, model, pick()) for name, model in users]
@@ -238,9 +248,10 @@ class AgoraModel(Model, abstract=True):
         cumulative_cost (dollars, D.3's activities, every agent the query reached); llm_turns (the LLM calls
         the paper's agents make, Figure 5b: with an LLM client, the calls sent; without, the turns the stand-ins take
         in the LLMs' place, whose costs are estimated), routine_calls, routine_fallbacks (routines that failed, the
-        exchange then in natural language); lost (a provider failed, D.2, or a reply could not be read); correct
-        (the user got the true answer);
-        protocols (distinct documents in the databases).
+        exchange then in natural language), routine_timeouts (those of them the sandbox's wall-clock safety net
+        stopped: 0 unless a routine sleeps or hangs, since a routine's own limit is a count of lines; more means the
+        run's numbers depended on the machine's speed); lost (a provider failed, D.2, or a reply could not be read);
+        correct (the user got the true answer); protocols (distinct documents in the databases).
         """
         frame = pd.DataFrame(self._rows)
         costs = self.costs.by_query(len(self._rows) - 1)
@@ -266,6 +277,7 @@ class AgoraModel(Model, abstract=True):
             "llm_turns": int(frame["llm_turns"].sum()),
             "llm_calls": self.llm_calls,
             "routine_fallbacks": int(frame["routine_fallbacks"].sum()),
+            "routine_timeouts": int(frame["routine_timeouts"].sum()),
             "llm_fallbacks": self.llm_fallbacks,
             "estimated": self.llm is None,
         }
@@ -342,7 +354,7 @@ class AgoraNetwork(AgoraModel):
         ),
         _standard(),
         _transport(),
-        _routine_timeout(),
+        _routine_budget(),
         _llm(),
         relations=(_check_before_negotiating, _a_query_per_user),
     )
@@ -382,7 +394,7 @@ class WeatherDemo(AgoraModel):
         Choice("bob_model", "gpt-4o", MODELS, labels=MODEL_NAMES, doc="Bob's LLM (§5.2: GPT-4o)"),
         _standard(),
         _transport(),
-        _routine_timeout(),
+        _routine_budget(),
         _llm(),
         relations=(_check_before_negotiating,),
     )

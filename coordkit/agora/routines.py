@@ -11,7 +11,7 @@ from the reply's body; a server's routine gets the request body, calls the serve
 and returns the reply's body.
 
 Everything that keeps a routine from answering raises :class:`~coordkit.agora.sandbox.RoutineError`: the sandbox's
-failures (a breach, a timeout, a crash, which includes a routine that raises on data it refuses) and a
+failures (a breach, a budget run out, a timeout, a crash, which includes a routine that raises on data it refuses) and a
 :class:`ContractError`, its subclass, for a routine that breaks the contract or whose tool refuses the call. The
 agent catches ``RoutineError``, counts it and falls back to natural language (§4.1: "when a routine fails
 unexpectedly").
@@ -39,7 +39,7 @@ from functools import cache
 from typing import Any
 
 from coordkit.agora.protocol import ProtocolDocument
-from coordkit.agora.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, RoutineError, run_routine
+from coordkit.agora.sandbox import DEFAULT_MAX_LINES, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, RoutineError, run_routine
 from coordkit.agora.sandbox_worker import MAX_TEXT_CHARS
 from coordkit.agora.schemas import SchemaError, check_schema, preview, validate
 from coordkit.paths import DATA
@@ -65,12 +65,14 @@ def run(
     tools: Mapping[str, Callable[..., Any]],
     *,
     max_calls: int = DEFAULT_MAX_CALLS,
+    max_lines: int = DEFAULT_MAX_LINES,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> Any:
     """What ``routine`` returns for ``input`` (a JSON value), running the tools it calls; else ``RoutineError``.
 
-    Source runs in the sandbox, a process forked for each call, within ``timeout_s`` and ``memory_mb``. A callable
+    Source runs in the sandbox, a process forked for each call, within ``max_lines`` lines of Python (the budget
+    that decides), ``timeout_s`` of wall time (the safety net) and ``memory_mb``. A callable
     is called here: a :class:`~coordkit.agora.sandbox.RoutineSession` (sandboxed, under its own limits), or a human
     routine, which runs in the kit's process (a ValueError it raises is a crash, as in the sandbox). ``tools`` maps
     a name to a kit function that takes the routine's arguments as keywords and returns a JSON value, or raises
@@ -82,7 +84,8 @@ def run(
         event = json.dumps({"input": input, "results": results}, ensure_ascii=False)
         if len(event) > MAX_TEXT_CHARS:
             raise ContractError("too_large", f"the event grew to {len(event):,} characters, over {MAX_TEXT_CHARS:,}")
-        tool, value = _reply(_handle(routine, event, timeout_s, memory_mb))
+        limits = {"max_lines": max_lines, "timeout_s": timeout_s, "memory_mb": memory_mb}
+        tool, value = _reply(_handle(routine, event, limits))
         if tool is None:
             return value
         if len(results) == max_calls:
@@ -99,10 +102,11 @@ def _check_run(routine: object, tools: object, max_calls: object) -> None:
         raise ValueError(f"max_calls is a whole number of tool calls, at least 1, not {max_calls!r}")
 
 
-def _handle(routine: Routine, event: str, timeout_s: float, memory_mb: int) -> str:
-    """The routine's reply to ``event``: from the sandbox for source, from this process for a human routine."""
+def _handle(routine: Routine, event: str, limits: dict) -> str:
+    """The routine's reply to ``event``: from the sandbox for source (within ``limits``), from this process for a
+    human routine."""
     if isinstance(routine, str):
-        return run_routine(routine, event, timeout_s=timeout_s, memory_mb=memory_mb)
+        return run_routine(routine, event, **limits)
     try:
         reply = routine(event)
     except ValueError as error:

@@ -2,18 +2,24 @@
 
 A routine is Python source that defines ``handle(body: str) -> str``. ``run_routine(source, body)`` runs it in a
 separate, throw-away process and returns the string it returns, or raises ``RoutineError`` with a reason code
-(``timeout``, ``memory``, ``forbidden``, ``crashed``, ``bad_return``, ``syntax``) and a message naming what happened;
-the agent then falls back to natural language, counted. ``routine_session(source)`` gives a :class:`RoutineSession`
-instead, a callable ``session(body) -> str`` whose calls share one sandboxed process (a session's), with the same
-confinement and the same errors, at a fraction of a call's cost. The paper's library execs routines in the agent's own
-process; the kit never does.
+(``budget``, ``timeout``, ``memory``, ``forbidden``, ``crashed``, ``bad_return``, ``syntax``) and a message naming what
+happened; the agent then falls back to natural language, counted. ``routine_session(source)`` gives a
+:class:`RoutineSession` instead, a callable ``session(body) -> str`` whose calls share one sandboxed process (a
+session's), with the same confinement and the same errors, at a fraction of a call's cost. The paper's library execs
+routines in the agent's own process; the kit never does.
 
 Threat model. The routine's author is untrusted (an LLM that read a protocol document written by a stranger); its
 input ``body`` comes from another agent. We defend the kit's process, the machine and the other routines against a
 routine that tries to:
 
-- run forever (a loop, a sleep): the worker kills it at ``timeout_s`` of wall time a call, and the parent kills the
-  whole worker, children included, if the worker itself stops answering. ``RLIMIT_CPU`` is the backstop:
+- run forever (a loop, a sleep): a call may run ``max_lines`` lines of Python (its *budget*, counted by the child
+  itself: the same on every run, whatever the machine's load), then it ends with ``budget``; that is what decides a
+  routine that computes too long (issue 43: one seed, one answer). The wall clock is the *safety net*, for what the
+  budget does not count (a sleep, a long computation in C within one line, a routine that escapes the count): the
+  worker kills a call at ``timeout_s`` of wall time (30 s by default, over a hundred times what a call within the
+  default budget takes on a quiet machine), and the parent kills the whole worker, children included, if the worker
+  itself stops answering; either is a ``timeout``, which the models count apart (a run whose safety net fired
+  depended on the machine's speed, and says so). ``RLIMIT_CPU`` is the backstop:
   ``timeout_s`` rounded up plus 1 second for a call's process, and ``SESSION_CALLS`` (100) times that for a
   session's, which the worker replaces after that many calls, so that no call is stopped for the CPU time earlier
   calls spent. A session's process may not start threads, which would run between its calls, outside any call's time.
@@ -120,7 +126,9 @@ from coordkit.agora.sandbox_worker import (
     write_frame,
 )
 
-DEFAULT_TIMEOUT_S = 1.0
+DEFAULT_MAX_LINES = 1_000_000  # a schema routine's call runs a few hundred; a second of CPU runs about 5 million
+MAX_LINES = 10_000_000
+DEFAULT_TIMEOUT_S = 30.0  # the safety net: far beyond what a busy machine makes of a call within its line budget
 DEFAULT_MEMORY_MB = 64
 DEFAULT_SESSIONS_PER_WORKER = 128
 MAX_SESSIONS_PER_WORKER = 256  # two pipes each in the worker, under the usual limit of 1,024 open files
@@ -169,7 +177,11 @@ class _Worker:
         self._finalizer = weakref.finalize(self, _stop_worker, self.process, self.directory, self._owner, gently=True)
         try:
             hello = read_frame(self.process.stdout.fileno(), time.monotonic() + _START_TIMEOUT_S)
-        except (TimeoutError, ValueError, OSError):
+        except TimeoutError:
+            self.kill()
+            message = f"the sandbox's worker process did not start within {_START_TIMEOUT_S:g} s"
+            raise RoutineError("timeout", message) from None
+        except (ValueError, OSError):
             hello = None
         if not isinstance(hello, dict) or hello.get("ready") is not True:
             self.kill()
@@ -249,25 +261,37 @@ class SandboxPool:
         self._condition = threading.Condition()
 
     def run(
-        self, source: str, body: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+        self,
+        source: str,
+        body: str,
+        *,
+        max_lines: int = DEFAULT_MAX_LINES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> str:
         """What the routine's ``handle(body)`` returns, or ``RoutineError``; see the module's docstring."""
-        _check_call(source, body, timeout_s, memory_mb)
-        request = {"source": source, "body": body, "timeout_s": float(timeout_s), "memory_mb": int(memory_mb)}
-        return self._call(None, request)
+        limits = _limits(max_lines, timeout_s, memory_mb)
+        _check_text(source, body)
+        return self._call(None, {"source": source, "body": body, **limits})
 
     def session(
-        self, source: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+        self,
+        source: str,
+        *,
+        max_lines: int = DEFAULT_MAX_LINES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> "RoutineSession":
-        """A :class:`RoutineSession` of ``source``: one process for all its calls, each within ``timeout_s``, all
-        within ``memory_mb``. Its process starts on its first call."""
-        _check_call(source, "", timeout_s, memory_mb)
+        """A :class:`RoutineSession` of ``source``: one process for all its calls, each within ``max_lines`` lines
+        and ``timeout_s`` seconds, all within ``memory_mb``. Its process starts on its first call."""
+        limits = _limits(max_lines, timeout_s, memory_mb)
+        _check_text(source, "")
         with self._condition:
             if self._closed:
                 raise RuntimeError("this sandbox pool is closed")
             slot = self._pinned.index(min(self._pinned))
             self._pinned[slot] += 1
-        return RoutineSession(self, next(self._session_keys), slot, source, float(timeout_s), int(memory_mb))
+        return RoutineSession(self, next(self._session_keys), slot, source, limits)
 
     @property
     def network_namespace(self) -> bool:
@@ -370,17 +394,18 @@ class SandboxPool:
 class RoutineSession:
     """One routine in its own sandboxed process for many calls: ``session(body) -> str`` is ``handle(body)``.
 
-    The process (forked on the first call, with a call's confinement) compiles the source once; each call runs
-    within ``timeout_s``, and all of them within ``memory_mb``. A breach, timeout, crash or bad return ends the
-    process and raises ``RoutineError`` as ``run_routine`` does; the next call forks a fresh one (``restarts``
-    counts them). The routine's module state lasts while its process does: at most ``SESSION_CALLS`` (100) calls, fewer
-    if its worker evicts it (the least recently used past ``sessions_per_worker``), which the next call mends
-    silently. Usable as a routine of :func:`coordkit.agora.routines.run`; close it (or use ``with``) when done.
+    The process (forked on the first call, with a call's confinement) compiles the source once; each call runs within
+    ``max_lines`` lines and ``timeout_s`` seconds, and all of them within ``memory_mb``. A breach, budget run out,
+    timeout, crash or bad return ends the process and raises ``RoutineError`` as ``run_routine`` does; the next call
+    forks a fresh one (``restarts`` counts them). The routine's module state lasts while its process does: at most
+    ``SESSION_CALLS`` (100) calls, fewer if its worker evicts it (the least recently used past ``sessions_per_worker``),
+    which the next call mends silently. Usable as a routine of :func:`coordkit.agora.routines.run`; close it (or use
+    ``with``) when done.
     """
 
-    def __init__(self, pool: SandboxPool, key: int, slot: int, source: str, timeout_s: float, memory_mb: int):
+    def __init__(self, pool: SandboxPool, key: int, slot: int, source: str, limits: dict):
         self.pool, self.key, self.slot = pool, key, slot
-        self.source, self.timeout_s, self.memory_mb = source, timeout_s, memory_mb
+        self.source, self.limits = source, limits  # max_lines, timeout_s, memory_mb
         self.calls = 0  # handle(body) calls sent to the sandbox
         self.restarts = 0  # processes forked anew after a call that ended the previous one
         self._ended = False  # the last call ended the process: the next one forks a fresh one
@@ -390,14 +415,8 @@ class RoutineSession:
 
     def __call__(self, body: str) -> str:
         """What ``handle(body)`` returns, or ``RoutineError``; ``TypeError``/``ValueError`` for a bad ``body``."""
-        _check_call(self.source, body, self.timeout_s, self.memory_mb)
-        request = {
-            "session": self.key,
-            "source": self.source,
-            "body": body,
-            "timeout_s": self.timeout_s,
-            "memory_mb": self.memory_mb,
-        }
+        _check_text(self.source, body)
+        request = {"session": self.key, "source": self.source, "body": body, **self.limits}
         with self._lock:
             self._check_open()
             if self._ended:
@@ -441,16 +460,26 @@ class RoutineSession:
             raise RuntimeError("this routine session is closed")
 
 
-def _check_call(source: object, body: object, timeout_s: object, memory_mb: object) -> None:
+def _check_text(source: object, body: object) -> None:
     for name, text in (("source", source), ("body", body)):
         if not isinstance(text, str):
             raise TypeError(f"a routine's {name} is a str, not {type(text).__name__}")
         if len(text) > MAX_TEXT_CHARS:
             raise ValueError(f"a routine's {name} has at most {MAX_TEXT_CHARS:,} characters, not {len(text):,}")
+
+
+def _limits(max_lines: object, timeout_s: object, memory_mb: object) -> dict:
+    """A call's limits, checked, as its request carries them."""
+    if isinstance(max_lines, bool) or not isinstance(max_lines, int) or not 1 <= max_lines <= MAX_LINES:
+        raise ValueError(
+            f"max_lines is a whole number of lines in [1, {MAX_LINES:,}], not {max_lines!r}; the default, "
+            f"{DEFAULT_MAX_LINES:,}, is thousands of times what a schema routine's call runs"
+        )
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s <= MAX_TIMEOUT_S:
         raise ValueError(f"timeout_s is a number of seconds in (0, {MAX_TIMEOUT_S:g}], not {timeout_s!r}")
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or not 1 <= memory_mb <= MAX_MEMORY_MB:
         raise ValueError(f"memory_mb is a whole number of megabytes in [1, {MAX_MEMORY_MB}], not {memory_mb!r}")
+    return {"max_lines": max_lines, "timeout_s": float(timeout_s), "memory_mb": memory_mb}
 
 
 def _answer(reply: dict | None) -> str:
@@ -492,20 +521,31 @@ def default_pool() -> SandboxPool:
 
 
 def run_routine(
-    source: str, body: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+    source: str,
+    body: str,
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> str:
     """Run the routine ``source`` (which defines ``handle(body: str) -> str``) on ``body`` in the sandbox.
 
-    ``timeout_s`` is the wall time the call may take (at most 60 s), ``memory_mb`` the memory it may allocate beyond
-    the interpreter's own (at most 4096). Returns ``handle(body)``; raises ``RoutineError`` on any breach, timeout,
-    crash, syntax error or non-str return, and ``ValueError``/``TypeError`` on bad arguments.
+    ``max_lines`` is the lines of Python the call may run (its budget, at most 10,000,000), ``timeout_s`` the wall
+    time it may take (the safety net, at most 60 s), ``memory_mb`` the memory it may allocate beyond the
+    interpreter's own (at most 4096). Returns ``handle(body)``; raises ``RoutineError`` on any breach, budget run
+    out, timeout, crash, syntax error or non-str return, and ``ValueError``/``TypeError`` on bad arguments.
     """
-    return default_pool().run(source, body, timeout_s=timeout_s, memory_mb=memory_mb)
+    return default_pool().run(source, body, max_lines=max_lines, timeout_s=timeout_s, memory_mb=memory_mb)
 
 
 def routine_session(
-    source: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB
+    source: str,
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> RoutineSession:
     """A :class:`RoutineSession` of ``source`` on the default pool: ``session(body)`` runs ``handle(body)`` in the
-    session's own sandboxed process, each call within ``timeout_s``, all within ``memory_mb``."""
-    return default_pool().session(source, timeout_s=timeout_s, memory_mb=memory_mb)
+    session's own sandboxed process, each call within ``max_lines`` lines and ``timeout_s`` seconds, all within
+    ``memory_mb``."""
+    return default_pool().session(source, max_lines=max_lines, timeout_s=timeout_s, memory_mb=memory_mb)

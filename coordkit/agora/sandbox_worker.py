@@ -22,8 +22,10 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
 
-REASONS = ("timeout", "memory", "forbidden", "crashed", "bad_return", "syntax")  # why a routine gave no answer
+# why a routine gave no answer
+REASONS = ("budget", "timeout", "memory", "forbidden", "crashed", "bad_return", "syntax")
 MAX_TEXT_CHARS = 1_000_000  # of a source, a body or a result
 MAX_MESSAGE_CHARS = 1_000  # of a failure's message
 MAX_FILE_BYTES = 16 << 20
@@ -31,7 +33,9 @@ MAX_OPEN_FILES = 64
 SESSION_CALLS = 100  # calls a session's child serves before the worker ends it and the next call forks a fresh one
 _MAX_FRAME = 32 * MAX_TEXT_CHARS  # a request: a source and a body, at up to 12 bytes a character in ASCII JSON
 _MAX_REPLY_FRAME = 12 * MAX_TEXT_CHARS + 4096  # a reply: a result at the cap, or a failure
-_EXIT_FORBIDDEN, _EXIT_MEMORY = 97, 98
+_EXIT_FORBIDDEN, _EXIT_MEMORY, _EXIT_BUDGET = 97, 98, 99
+_BUDGET_TOOL = 4  # the sys.monitoring tool id of the line budget (0-2 and 5 are the debugger's, coverage's, ...)
+_UNCOUNTED = 1 << 62  # lines left between calls: the kit's own lines in the child never run out
 _CPU_SLACK_S = 0.5  # a child stopped at its CPU limit may show up to a few tenths of a second less in its rusage
 
 
@@ -548,7 +552,7 @@ class _Child:
         if ended is None:
             return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
         status, cpu_used = ended
-        return _describe_end(status, cpu_used, self.cpu_s, request["memory_mb"])
+        return _describe_end(status, cpu_used, self.cpu_s, request["memory_mb"], request["max_lines"])
 
     def end(self) -> None:
         """Kill the child (if it still runs), and remove its pipes and its directory."""
@@ -602,10 +606,11 @@ def _wait_for_end(pid: int, deadline: float) -> tuple[int, float] | None:
             os.close(pidfd)
 
 
-def _describe_end(status: int, cpu_used: float, cpu_s: int, memory_mb: int) -> dict:
+def _describe_end(status: int, cpu_used: float, cpu_s: int, memory_mb: int, max_lines: int) -> dict:
     """The failure of a child that ended without a reply, from its wait status and the CPU time it used: a signal is
     named, unless it is the CPU limit's (SIGXCPU, or SIGKILL at the hard limit ``cpu_s``) and the child did use up
-    its CPU time; an exit status is the guard's (a breach it could not report), the memory's, or a crash."""
+    its CPU time; an exit status is the guard's (a breach it could not report), the memory's, the line budget's, or
+    a crash."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         if number in (signal.SIGXCPU, signal.SIGKILL) and cpu_used >= cpu_s - _CPU_SLACK_S:
@@ -616,6 +621,8 @@ def _describe_end(status: int, cpu_used: float, cpu_s: int, memory_mb: int) -> d
         return _failure("forbidden", _BREACH.format("do something forbidden"))
     if code == _EXIT_MEMORY:
         return _failure("memory", f"the routine ran out of its {memory_mb} MB of memory")
+    if code == _EXIT_BUDGET:
+        return _failure("budget", f"the routine ran past its budget of {max_lines:,} lines and was stopped")
     return _failure("crashed", f"the routine's process ended with status {code} and no reply")
 
 
@@ -635,9 +642,12 @@ def _run_in_child(request: dict, workdir: str, cpu_s: int, out: int) -> None:
     import posix
 
     exit_now = posix._exit  # bound now: a routine may replace os's functions
-    _confine(request, workdir, out, cpu_s, threads=True)
+    count_lines = _confine(request, workdir, out, cpu_s, threads=True)
     try:
-        write_frame(out, _call_handle(request["source"], request["body"], builtins))
+        count_lines(request["max_lines"])  # the routine's module and its call, together
+        reply = _call_handle(request["source"], request["body"], builtins)
+        count_lines(None)
+        write_frame(out, reply)
     except MemoryError:
         exit_now(_EXIT_MEMORY)
     exit_now(0)
@@ -648,25 +658,33 @@ def _serve_session_in_child(request: dict, workdir: str, cpu_s: int, bodies: int
     with a reply on ``out``, until the worker closes ``bodies``.
 
     Its CPU limit covers all the calls it may serve (``SESSION_CALLS``), and it may not start threads, which would
-    run between calls, outside any call's time limit.
+    run between calls, outside any call's time limit. The routine's module runs within one line budget, each call
+    within another: the lines that read a body and write a reply, which vary with how the pipe delivers them, are
+    not counted.
     """
     import builtins
     import posix
 
     exit_now = posix._exit
-    _confine(request, workdir, out, cpu_s, threads=False)
+    count_lines = _confine(request, workdir, out, cpu_s, threads=False)
     try:
+        count_lines(request["max_lines"])
         handle, failure = _load_routine(request["source"], builtins)
+        count_lines(None)
         while (message := read_frame(bodies)) is not None:
-            write_frame(out, failure or _call_loaded(handle, message["body"]))
+            count_lines(request["max_lines"])
+            reply = failure or _call_loaded(handle, message["body"])
+            count_lines(None)
+            write_frame(out, reply)
     except MemoryError:
         exit_now(_EXIT_MEMORY)
     exit_now(0)
 
 
-def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool) -> None:
+def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool) -> Callable[[int | None], None]:
     """Confine this forked child: its directory, no denied modules or removed functions, a sealed environment,
-    ``random`` seeded with 0, its limits, and the audit hook (which reports breaches on ``out``)."""
+    ``random`` seeded with 0, its limits, the line budget (whose setter it returns) and the audit hook (which reports
+    breaches on ``out``)."""
     import _signal
     import _socket
     import posix
@@ -687,7 +705,40 @@ def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool
     os.environ = os.environb = posix.environ = _SealedEnvironment()
     random.seed(0)
     _limit_resources(cpu_s, request["memory_mb"])
+    count_lines = _line_budget(posix._exit)
     sys.addaudithook(_guard(workdir, out, threads))
+    return count_lines
+
+
+def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None]:
+    """Count every line of Python this process runs (``sys.monitoring``'s LINE events: the routine's, and the
+    standard library's it calls) and end it with ``_EXIT_BUDGET`` once a call has run its budget; returns the setter,
+    ``count_lines(n)`` to allow the next ``n`` lines, ``count_lines(None)`` to stop counting.
+
+    Why lines, not time: the same source on the same body runs the same lines on any machine under any load, so a
+    routine that runs out does so on every run, at the same line (a count of CPU time would vary with the load's
+    cache effects, wall time far more). Work done in C within a line (a sort, a regular expression) counts as one
+    line: the wall clock and ``RLIMIT_CPU`` bound it. The budget is a measure, not a guard: a routine that reaches
+    the counter through the interpreter's frames can escape it, and then only the wall clock stops it (reported as a
+    ``timeout``). ``sys.monitoring`` is removed from ``sys`` once the count starts, so that the routine cannot simply
+    switch it off, and registering a callback is refused by the audit hook.
+    """
+    monitoring = sys.monitoring
+    left = [_UNCOUNTED]
+
+    def line(code, number) -> None:
+        left[0] -= 1
+        if left[0] < 0:
+            exit_now(_EXIT_BUDGET)
+
+    def count_lines(lines: int | None) -> None:
+        left[0] = _UNCOUNTED if lines is None else lines
+
+    monitoring.use_tool_id(_BUDGET_TOOL, "coordkit line budget")
+    monitoring.register_callback(_BUDGET_TOOL, monitoring.events.LINE, line)
+    monitoring.set_events(_BUDGET_TOOL, monitoring.events.LINE)
+    del sys.monitoring
+    return count_lines
 
 
 def _call_handle(source: str, body: str, builtins) -> dict:

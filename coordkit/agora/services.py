@@ -16,7 +16,7 @@ from coordkit.agora.policies import NegotiationTurn, NegotiationView
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.roles import CANNOT, NEGOTIATOR, ROLES, Role
 from coordkit.agora.routines import RoutinePair
-from coordkit.agora.sandbox import RoutineSession, routine_session
+from coordkit.agora.sandbox import DEFAULT_TIMEOUT_S, RoutineError, RoutineSession, routine_session
 from coordkit.agora.tasks import Catalogue, keyed_rng
 from coordkit.agora.transport import Transport
 from coordkit.llm import LLMClient, LLMRequest
@@ -50,6 +50,13 @@ class Tally:
     llm_turns: int = 0
     routine_calls: int = 0
     routine_fallbacks: int = 0
+    routine_timeouts: int = 0
+
+    def routine_failed(self, error: RoutineError) -> None:
+        """Count a routine that failed (the exchange falls back to natural language), and apart, one the sandbox's
+        wall-clock safety net stopped: its outcome depended on the machine's speed, not on what it computes."""
+        self.routine_fallbacks += 1
+        self.routine_timeouts += int(error.reason == "timeout")
 
 
 class Decisions:
@@ -107,10 +114,12 @@ class Decisions:
 class Routines:
     """What runs a routine: a human routine as it is (trusted kit code); LLM-written source in a sandbox session,
     one process per agent and routine, so that a call costs a message, not a fork (routines of different agents
-    never share a process)."""
+    never share a process). A call may run ``max_lines`` lines of Python, the budget that decides a routine that
+    computes too long, the same on every run; ``timeout_s`` of wall time is the sandbox's safety net, which no
+    routine within its budget reaches on a working machine (:mod:`~coordkit.agora.sandbox`)."""
 
-    def __init__(self, timeout_s: float):
-        self.timeout_s = timeout_s
+    def __init__(self, max_lines: int, timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.max_lines, self.timeout_s = max_lines, timeout_s
         self._sessions: dict[tuple[str, str], RoutineSession] = {}
 
     def runnable(self, agent_name: str, routine):
@@ -118,7 +127,7 @@ class Routines:
             return routine
         key = (agent_name, routine)
         if key not in self._sessions:
-            self._sessions[key] = routine_session(routine, timeout_s=self.timeout_s)
+            self._sessions[key] = routine_session(routine, max_lines=self.max_lines, timeout_s=self.timeout_s)
         return self._sessions[key]
 
     def close(self) -> None:
