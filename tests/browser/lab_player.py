@@ -81,6 +81,21 @@ def press(panel, button: str) -> None:
     panel.locator(f".coordkit-player-{button}").click()
 
 
+def reset(panel, timeout: float = 60.0) -> None:
+    """Press Reset and wait until the clock shows the new model at its step 0, not playing (the page hears of it a
+    message later: a recording started before would begin with the old clock)."""
+    press(panel, "reset")
+    panel.page.wait_for_function(
+        """panel => {
+            const text = panel.querySelector('.coordkit-player-clock').innerText.trim();
+            const step = text.match(/\\d[\\d,]*/);
+            return step !== null && step[0] === '0' && !text.includes('playing');
+        }""",
+        arg=panel.element_handle(),
+        timeout=timeout * 1000,
+    )
+
+
 def record(panel) -> None:
     """Start recording the player's frames and clock."""
     panel.element_handle().evaluate(_JS_RECORD)

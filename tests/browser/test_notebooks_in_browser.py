@@ -203,7 +203,7 @@ def _player_problems(panel, where: str, stem: str, index: int) -> list[str]:
     when Pause came finishes and is drawn; none starts after); Step moves it one step. Left paused (or at its end), so
     that the saved notebook must show that frame."""
     shot = lambda what: lab.screenshot_element(panel, stem, f"panel{index}", what)  # noqa: E731
-    lab_player.press(panel, "reset")
+    lab_player.reset(panel)
     played = lab_player.play(panel, frames=4)
     steps = played.steps
     if len(played.frame_times) < 2 or len(set(steps)) < 2 or steps != sorted(steps):
