@@ -387,6 +387,7 @@ SOFT_FILES = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         ),
         ({"connections_in_total": SOFT_FILES}, ["connections_in_total", "more than half", "ulimit -n"]),
         ({"max_header_bytes": 40_000}, ["read_buffer_bytes=65536 is below twice max_header_bytes=40000"]),
+        ({"outsider_work_per_s": 0}, ["ServerLimits.outsider_work_per_s: 0 is not a number", "the default, 200"]),
     ],
 )
 def test_server_limits_are_checked_with_errors_naming_the_field_and_the_fix(fields, words):
@@ -627,6 +628,47 @@ def test_connections_over_the_caps_get_503_and_the_runs_own_still_go_through():
         for connection in held:
             connection.close()
         assert exchange(port_of(transport, "weather"), b"GET /.wellknown HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200
+
+
+# --- the run's exchanges first (issue 43): outsiders' work waits its turn, the run's never does --------------------
+
+LISTING_GET = b"GET /.wellknown HTTP/1.1\r\nHost: x\r\n\r\n"
+NO_TURNS = {"outsider_work_per_s": 0.01}  # a turn every 100 s: past the first, outsiders' work waits far past a test
+
+
+def test_outsiders_work_past_its_budget_waits_unanswered_while_the_runs_goes_through(caplog):
+    with network(HTTPTransport(timeout_s=10, limits=ServerLimits(**NO_TURNS))) as transport:
+        outsiders = idle_sockets(port_of(transport, "weather"), 3)  # the third waits to be accepted
+        for connection in outsiders:
+            connection.sendall(LISTING_GET * 3)  # pipelined
+        send_all(transport, "weather")
+        send_all(transport, "taxi")  # and a nested call's
+        for connection in outsiders:
+            connection.setblocking(False)
+            with pytest.raises(BlockingIOError):  # no answer: each request waits for a turn 100 s or more away
+                connection.recv(1)
+            connection.close()
+    assert "outsider_work_per_s" in caplog.text and "the run's own exchanges go first" in caplog.text
+
+
+def test_outsiders_pipelined_requests_past_the_budget_are_all_answered_in_their_turn():
+    with network(HTTPTransport(timeout_s=10, limits=ServerLimits(outsider_work_per_s=20))) as transport:
+        with socket.create_connection(("127.0.0.1", port_of(transport, "weather")), timeout=GAVE_UP_S) as pipelining:
+            pipelining.sendall(LISTING_GET * 30)  # a second and a half of turns, past the tenth of one taken at once
+            received = b""
+            while received.count(b"HTTP/1.1 200") < 30:
+                chunk = pipelining.recv(65536)
+                assert chunk, "the server closed a connection whose requests waited their turn"
+                received += chunk
+        send_all(transport, "weather")
+
+
+def test_the_runs_own_port_closes_any_other_connection_unanswered():
+    with network(HTTPTransport(timeout_s=10)) as transport:
+        own_port = transport._own_ports["weather"]  # not published: url_of gives the public port
+        assert str(own_port) not in transport.url_of("weather") + transport.curl_command("weather")
+        assert exchange(own_port, LISTING_GET) == (None, None)
+        send_all(transport, "weather")
 
 
 IDLE_CLIENTS = """

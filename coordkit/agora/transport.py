@@ -32,10 +32,16 @@ process's memory (a debugger, ``/proc/<pid>/mem``). The key appears in no repr, 
 command. :class:`InProcessTransport` has no sockets, so it has no outsiders.
 
 Limits (:class:`ServerLimits`). Outsiders' connections are capped per server and across the transport's servers,
-well under the process's open-file limit; a connection over a cap is answered 503 and closed. The run's own client
-opens each connection from a local port it records before connecting, so a server knows the run's connections when
-it accepts them and outsiders holding every slot cannot lock the run out; this is bookkeeping, not trust: every
-request still needs the key. An outsider's connection is closed when it stays idle, sends its headers or its body
+well under the process's open-file limit; a connection over a cap is answered 503 and closed. The run's own exchanges
+go first (issue 43: outsiders cannot slow a run, nor so change what it computes). Each server listens on two ports:
+the public one (``url_of``), and one where it accepts the run's own connections alone, so that outsiders filling the
+public port's accept queue never delay the run's; a connection there that is not the run's is closed at once. The run's
+client opens each connection from a local port it records before connecting, so a server knows the run's connections
+when it accepts them; this is bookkeeping, not trust: every request still needs the key. And outsiders' work has a
+budget, ``outsider_work_per_s`` connections and requests a second across the servers: past it, an outsider's next
+request waits its turn unread (pipelined ones behind it in the kernel's buffers) and the public ports stop accepting
+until their next turn, so that a flood of listings, pipelined or reconnecting, takes a few percent of a core and never
+the servers' loop. An outsider's connection is closed when it stays idle, sends its headers or its body
 too slowly, or leaves its answer unread: Tornado reads a connection's next request only once the last answer is
 flushed, so a client that never reads holds one answer at most, for ``reply_timeout_s`` at most. A connection reads
 ahead ``read_buffer_bytes`` at most. Outsiders' listings are built in one thread of their own, never in the run's
@@ -85,6 +91,7 @@ MAX_REQUEST_BYTES = 8_000_000  # a protocol document travels in its data URI: MA
 DEFAULT_TIMEOUT_S = 60.0  # an LLM-backed handler may take tens of seconds, a nested one longer
 DEFAULT_HANDLER_THREADS = 32  # a chain of nested calls holds one thread per hop
 ACCEPT_PAUSE_S = 0.5  # how long a server stops accepting when the process has no file descriptor left
+_OUTSIDERS_BURST_S = 0.1  # outsiders may take this long's worth of their turns at once
 LOOP_THREAD = "agora-http-loop"
 _JSON_TYPE = "application/json; charset=utf-8"
 _TORNADO_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"  # tornado.http1connection's whole answer to a malformed message
@@ -330,7 +337,10 @@ class ServerLimits:
     - ``reply_timeout_s``: an answer the client leaves unread this long is dropped with the connection (30 s);
     - ``max_body_bytes``: a larger body is refused with 413, before it is read (``MAX_REQUEST_BYTES``, 8,000,000);
     - ``max_header_bytes``: a larger request line and headers are refused with 431 (16,384);
-    - ``read_buffer_bytes``: what a connection reads ahead at most (65,536; at least twice ``max_header_bytes``).
+    - ``read_buffer_bytes``: what a connection reads ahead at most (65,536; at least twice ``max_header_bytes``);
+    - ``outsider_work_per_s``: the outsiders' connections accepted (or refused) and requests read, across the
+      transport's servers, a second at most (200, a few percent of a core); past it a request waits its turn before
+      it is read and the public sockets stop accepting, so that outsiders cannot take the run's time (issue 43).
 
     The run's own connections are neither capped nor timed. A connection holds at most one unsent answer, since
     Tornado reads its next request only once the last answer is flushed: that is no field.
@@ -345,6 +355,7 @@ class ServerLimits:
     max_body_bytes: int = MAX_REQUEST_BYTES
     max_header_bytes: int = 16_384
     read_buffer_bytes: int = 65_536
+    outsider_work_per_s: float = 200.0
 
     def __post_init__(self):
         for name in _COUNTS:
@@ -355,6 +366,12 @@ class ServerLimits:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 3600):
                 raise ValueError(f"ServerLimits.{name}: {value!r} is not a number of seconds in (0, 3600]")
+        rate = self.outsider_work_per_s
+        if not (isinstance(rate, int | float) and not isinstance(rate, bool) and 0.01 <= rate <= 100_000):
+            raise ValueError(
+                f"ServerLimits.outsider_work_per_s: {rate!r} is not a number of connections and requests a second in "
+                f"[0.01, 100000]; the default, 200, serves a person's curl at once and a flood a few percent of a core"
+            )
         if self.connections_per_server > self.connections_in_total:
             raise ValueError(
                 f"ServerLimits.connections_per_server={self.connections_per_server} is above connections_in_total="
@@ -401,7 +418,8 @@ class HTTPTransport(Transport):
         self._max_request_bytes = limits.max_body_bytes
         self._timeout_s = float(timeout_s)
         self._key = secrets.token_urlsafe(32)  # the run's: its own client sends it, its servers ask for it
-        self._ports: dict[str, int] = {}
+        self._ports: dict[str, int] = {}  # each endpoint's public port, which url_of gives
+        self._own_ports: dict[str, int] = {}  # and the port where its server accepts the run's own connections
         self._servers: list[_Server] = []
         self._executor = ThreadPoolExecutor(handler_threads, thread_name_prefix="agora-handler")
         self._outsiders_executor = ThreadPoolExecutor(1, thread_name_prefix="agora-outsiders")  # their listings
@@ -446,11 +464,12 @@ class HTTPTransport(Transport):
         self._loop.close()
 
     def _started(self, endpoint: Endpoint) -> None:
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        self._ports[endpoint.name] = sockets[0].getsockname()[1]
-        asyncio.run_coroutine_threadsafe(self._serve(endpoint, sockets), self._loop).result()
+        public, own = tornado.netutil.bind_sockets(0, "127.0.0.1"), tornado.netutil.bind_sockets(0, "127.0.0.1")
+        self._ports[endpoint.name] = public[0].getsockname()[1]
+        self._own_ports[endpoint.name] = own[0].getsockname()[1]
+        asyncio.run_coroutine_threadsafe(self._serve(endpoint, public, own), self._loop).result()
 
-    async def _serve(self, endpoint: Endpoint, sockets: list) -> None:
+    async def _serve(self, endpoint: Endpoint, sockets: list, own: list) -> None:
         arguments = {"endpoint": endpoint, "executors": (self._executor, self._outsiders_executor)}
         application = tornado.web.Application(
             [(r"/", _EnvelopeHandler, arguments), (r"/\.wellknown", _WellKnownHandler, arguments)],
@@ -460,6 +479,7 @@ class HTTPTransport(Transport):
         )
         server = _Server(application, name=endpoint.name, key=self._key, outsiders=self._outsiders)
         server.add_sockets(sockets)
+        server.add_sockets(own, own=True)
         self._servers.append(server)
 
     async def _stop_listening(self) -> None:
@@ -478,7 +498,8 @@ class HTTPTransport(Transport):
         return self._carry(receiver, b"GET", WELLKNOWN_PATH, None)
 
     def _carry(self, receiver: str, method: bytes, path: str, payload: bytes | None) -> bytes:
-        url = self.url_of(receiver)
+        self._endpoint(receiver)
+        url = f"http://127.0.0.1:{self._own_ports[receiver]}"
         headers = [(b"Authorization", f"Bearer {self._key}".encode("ascii"))]
         if payload is not None:
             headers.append((b"Content-Type", b"application/json"))
@@ -581,9 +602,25 @@ class _Outsiders:
         self.open = 0
         self._logged: set[str] = set()
         self._trim_due = False
+        self._due = 0.0  # when the next turn of outsiders' work is due (time.monotonic)
 
     def are_own(self, address: tuple) -> bool:
         return address[0] == "127.0.0.1" and address[1] in self.own_ports
+
+    def turn(self) -> float:
+        """Take the next turn of outsiders' work (a connection accepted or refused, a request read): the seconds it
+        waits, 0 for at once. Turns come ``outsider_work_per_s`` a second, a tenth of a second's worth at once."""
+        now = time.monotonic()
+        due = max(self._due, now - _OUTSIDERS_BURST_S)
+        self._due = due + 1 / self.limits.outsider_work_per_s
+        if due <= now:
+            return 0.0
+        self.note(
+            "busy",
+            f"outsiders asked for more than outsider_work_per_s ({self.limits.outsider_work_per_s:g} connections "
+            f"and requests a second): the rest wait their turn, and the run's own exchanges go first",
+        )
+        return due - now
 
     def note(self, kind: str, message: str) -> None:
         """Log a refusal, once per kind."""
@@ -653,14 +690,19 @@ class _Server(tornado.httpserver.HTTPServer):
         self.name, self.limits, self.outsiders = name, limits, outsiders
         self._expected = f"Bearer {key}".encode("ascii")
         self._listening: list[socket.socket] = []
+        self._for_the_run: set[socket.socket] = set()  # listening sockets where the run's own client connects
         self.streams: set[_Stream] = set()
         self.strangers: set[_Stream] = set()  # the outsiders' among them
 
     # accepting
 
-    def add_sockets(self, sockets: list[socket.socket]) -> None:
+    def add_sockets(self, sockets: list[socket.socket], *, own: bool = False) -> None:
+        """Accept on ``sockets``: outsiders', within the caps and their turns; or, ``own``, the run's alone (its own
+        accept queue, which no outsider can fill: any other connection there is closed at once)."""
         for listening in sockets:
             self._listening.append(listening)
+            if own:
+                self._for_the_run.add(listening)
             self._listen(listening)
 
     def stop(self) -> None:
@@ -675,6 +717,8 @@ class _Server(tornado.httpserver.HTTPServer):
             stream.close()
 
     def _listen(self, listening: socket.socket) -> None:
+        for_the_run = listening in self._for_the_run
+
         def accept(fd, events) -> None:
             for _ in range(128):  # a burst at a time, as tornado.netutil does
                 try:
@@ -684,16 +728,26 @@ class _Server(tornado.httpserver.HTTPServer):
                 except ConnectionAbortedError:
                     continue
                 except OSError as error:  # EMFILE, ENFILE, ENOBUFS: no descriptor or memory left for now
-                    self._pause(listening, error)
+                    self._out_of_descriptors(listening, error)
                     return
+                if for_the_run:
+                    self._admit_own(connection, address)
+                    continue
                 self._admit(connection, address)
+                wait = self.outsiders.turn()
+                if wait:  # outsiders have used their turns: the next waits in the kernel's queue
+                    self._pause(listening, wait)
+                    return
 
         tornado.ioloop.IOLoop.current().add_handler(listening, accept, tornado.ioloop.IOLoop.READ)
 
-    def _pause(self, listening: socket.socket, error: OSError) -> None:
+    def _pause(self, listening: socket.socket, seconds: float) -> None:
         io_loop = tornado.ioloop.IOLoop.current()
         io_loop.remove_handler(listening)
-        io_loop.call_later(ACCEPT_PAUSE_S, self._resume, listening)
+        io_loop.call_later(seconds, self._resume, listening)
+
+    def _out_of_descriptors(self, listening: socket.socket, error: OSError) -> None:
+        self._pause(listening, ACCEPT_PAUSE_S)
         self.outsiders.note(
             "accept",
             f"{self.name} could not accept a connection ({error.strerror or error}); it waits {ACCEPT_PAUSE_S:g} s "
@@ -703,6 +757,14 @@ class _Server(tornado.httpserver.HTTPServer):
     def _resume(self, listening: socket.socket) -> None:
         if listening in self._listening:
             self._listen(listening)
+
+    def _admit_own(self, connection: socket.socket, address: tuple) -> None:
+        """A connection to the run's own port: served if it is the run's, else closed with no answer."""
+        if self.outsiders.are_own(address):
+            self._admit(connection, address)
+            return
+        self.outsiders.note("own port", f"closed a connection from outside the run to {self.name}'s run-only port")
+        connection.close()
 
     def _admit(self, connection: socket.socket, address: tuple) -> None:
         own = self.outsiders.are_own(address)
@@ -792,6 +854,24 @@ class _Gate(tornado.httputil.HTTPMessageDelegate):
         if self.stream.closed():  # Tornado still parses what a closed connection had read ahead; nobody waits for it
             self.connection.detach()
             return None
+        wait = 0.0 if self.stream.own else self.server.outsiders.turn()
+        if wait:
+            return self._in_turn(wait, start_line, headers)
+        return self._received(start_line, headers)
+
+    async def _in_turn(self, wait: float, start_line, headers) -> None:
+        """An outsider's request past their budget, taken up when its turn comes: until then its connection reads
+        nothing more (its next requests wait in the kernel's buffers) and no timer runs."""
+        self.stream.enter("queued")
+        await self.stream.turn_in(wait)
+        if self.stream.closed():
+            self.connection.detach()
+            return
+        received = self._received(start_line, headers)
+        if received is not None:
+            await received
+
+    def _received(self, start_line, headers):
         refusal = self.server.refusal(start_line, headers)
         if refusal is not None:
             kind, status, message = refusal
@@ -832,6 +912,7 @@ class _Stream(tornado.iostream.IOStream):
         )
         self.server, self.own = server, own
         self.phase, self._timer = "", None
+        self._turn: tuple[asyncio.Future, object] | None = None  # a queued request's turn, and its timer
         self.enter("idle")
 
     def enter(self, phase: str) -> None:
@@ -841,6 +922,20 @@ class _Stream(tornado.iostream.IOStream):
         if phase in _PHASES and not self.own and not self.closed():
             seconds = getattr(self.server.limits, _PHASES[phase][0])
             self._timer = self.io_loop.call_later(seconds, self._expire)
+
+    def turn_in(self, seconds: float) -> asyncio.Future:
+        """A future done in ``seconds``, or as soon as the connection closes (so that closing never waits for it)."""
+        turn = asyncio.get_running_loop().create_future()
+        self._turn = turn, self.io_loop.call_later(seconds, self._take_turn)
+        return turn
+
+    def _take_turn(self) -> None:
+        if self._turn is not None:
+            turn, timer = self._turn
+            self._turn = None
+            self.io_loop.remove_timeout(timer)
+            if not turn.done():
+                turn.set_result(None)
 
     def answer_and_close(self, status: int, message: str) -> None:
         """B.1's failure with ``status``, then the connection closed once it is sent (or at ``reply_timeout_s``)."""
@@ -869,6 +964,7 @@ class _Stream(tornado.iostream.IOStream):
         if isinstance(exc_info, tornado.iostream.UnsatisfiableReadError):
             self._too_long()
         self._stop_timer()
+        self._take_turn()
         super().close(exc_info)
         self.server.forget(self)
 
