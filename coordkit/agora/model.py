@@ -137,9 +137,8 @@ class AgoraModel(Model, abstract=True):
     def _build(self, servers: list, users: list[tuple[str, str]], plan: pd.DataFrame) -> None:
         self.catalogue = load_catalogue()
         standard = weather_forecast_document()
-        streams = self.rng.spawn(3)
-        self.world_seed = int(streams[0].integers(2**31))
-        database_rng = streams[1]
+        self.world_seed = int(self.streams("world").integers(2**31))  # the tasks' data and the provider's failures
+        database_rng = self.streams("databases")  # each agent's reference database (D.1), servers first
         self.plan = list(plan.itertuples(index=False))  # (query, user, server, task) in order
         self.protocol_databases = DatabaseNetwork(size=self.databases, sync_interval=self.sync_interval)
         chain = self.protocol_databases.databases
@@ -360,10 +359,17 @@ class AgoraNetwork(AgoraModel):
     )
     small = {"queries": 200}  # still negotiates, implements and syncs the databases (13 protocols at seed 3)
 
+    random_streams = {
+        "world": (),
+        "databases": ("databases",),
+        "plan": ("users", "queries", "budget_shape", "split_shape", "task_types"),
+        "user_models": ("user_models",),
+    }
+
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
         catalogue = load_catalogue()
-        plan_rng, model_rng = self.rng.spawn(2)
+        plan_rng, model_rng = self.streams("plan"), self.streams("user_models")
         plan = screenplay(
             catalogue.pairs(),
             users=self.users,
@@ -398,6 +404,8 @@ class WeatherDemo(AgoraModel):
         _llm(),
         relations=(_check_before_negotiating,),
     )
+
+    random_streams = {"world": (), "databases": ()}
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
