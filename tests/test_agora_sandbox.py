@@ -702,7 +702,12 @@ def test_the_least_recently_used_session_is_evicted_and_starts_afresh_silently()
 
 
 def test_two_threads_use_two_sessions_at_once(pool):
-    sleeper = "import time\ndef handle(body):\n    time.sleep(0.4)\n    return body\n"
+    """Each routine says when its sleep began and ended (the machine's monotonic clock, one for all processes): the
+    two sleeps overlap, so the calls ran side by side. Not timed: a loaded machine only stretches both."""
+    sleeper = (
+        "import time\ndef handle(body):\n    began = time.monotonic()\n    time.sleep(1.0)\n"
+        "    return f'{body} {began} {time.monotonic()}'\n"
+    )
     with pool.session(sleeper) as first, pool.session(sleeper) as second:
         assert first.slot != second.slot  # pinned to the two workers
         first("warm"), second("warm")
@@ -715,14 +720,15 @@ def test_two_threads_use_two_sessions_at_once(pool):
                 errors.append(error)
 
         threads = [threading.Thread(target=work, args=pair) for pair in ((first, "one"), (second, "two"))]
-        start = time.monotonic()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        assert time.monotonic() - start < 0.75  # side by side, not one after the other (0.8 s)
     assert not errors
-    assert results == {"one": "one", "two": "two"}
+    said = {label: reply.split() for label, reply in results.items()}
+    assert {label: words[0] for label, words in said.items()} == {"one": "one", "two": "two"}
+    (began_one, ended_one), (began_two, ended_two) = ([float(t) for t in said[label][1:]] for label in ("one", "two"))
+    assert max(began_one, began_two) < min(ended_one, ended_two)  # side by side, not one after the other
 
 
 def test_threads_sharing_one_session_take_turns(pool):
@@ -937,15 +943,13 @@ def test_the_one_reply_check_lets_each_sender_say_what_it_may(reply, from_a_rout
 @pytest.mark.parametrize("where", ["call", "session"])
 def test_a_routine_killed_by_a_signal_is_reported_as_such(pool, where, name):
     source = f"import signal\ndef handle(body):\n    signal.raise_signal(signal.{name})\n"
-    start = time.monotonic()
     with pytest.raises(RoutineError) as caught:
         if where == "call":
-            pool.run(source, "", timeout_s=5.0)
+            pool.run(source, "", timeout_s=30.0)
         else:
-            with pool.session(source, timeout_s=5.0) as session:
+            with pool.session(source, timeout_s=30.0) as session:
                 session("")
-    assert time.monotonic() - start < 5.0  # at once, not at a limit
-    assert caught.value.reason == "crashed", caught.value
+    assert caught.value.reason == "crashed", caught.value  # at once: not "timeout", the limit's reason
     assert caught.value.message == f"the routine's process was killed by signal {name}"
 
 
@@ -1003,7 +1007,7 @@ def test_the_one_frame_writer_and_reader_agree_and_keep_time():
         start = time.monotonic()
         with pytest.raises(TimeoutError):
             read_frame(read_end, time.monotonic() + 0.2)  # nothing comes
-        assert 0.15 < time.monotonic() - start < 2
+        assert time.monotonic() - start > 0.15  # it waited (a lower bound: a loaded machine only waits longer)
         os.close(write_end)
         write_end = None
         assert read_frame(read_end) is None  # the end, between frames
