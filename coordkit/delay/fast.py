@@ -1,8 +1,9 @@
 """The simplified model (§4.2) vectorised over many trials with numpy: the same game as :class:`DelayedDilemma`
 with two "simplified" players, tick for tick and draw for draw.
 
-Trial k with seed s_k draws, like the Mesa model, two uniforms per player per tick from
-``numpy.random.default_rng(s_k)`` — player A first — so both paths give identical trials for the same seeds.
+Trial k with seed s_k draws, like the Mesa model, two uniforms per player per tick, each player from its own stream
+(player A's is ``stream_sequence(s_k, "player", 0)``, B's ``(…, 1)``: :mod:`coordkit.streams`), so both paths give
+identical trials for the same seeds.
 """
 
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ import numpy as np
 from coordkit.delay.game import CODE, D, Timing
 from coordkit.delay.model import DelayedDilemma
 from coordkit.seeds import check_seeds
+from coordkit.streams import stream_sequence
 
 _UNKNOWN, _DEFECT = CODE["?"], CODE[D]
 
@@ -45,7 +47,7 @@ def simulate(
     delay_b = values["delay_a"] if values["delay_b"] is None else values["delay_b"]
     timing = Timing(values["delay_a"], delay_b, values["duration_s"], values["tick_s"])
     ticks, delays = timing.total_ticks, timing.delays
-    draws = np.stack([np.random.default_rng(seed).random((ticks, 2, 2)) for seed in seeds])
+    draws = np.stack([player_draws(seed, ticks) for seed in seeds])
     tempted = [draws[:, :, i, 1] < min(1.0, values["alpha"] * delays[i] * timing.tick_s) for i in (0, 1)]
     follows = draws[:, :, :, 0] < values["p"]
     choices = np.zeros((2, len(seeds), ticks), dtype=np.int8)
@@ -58,3 +60,9 @@ def simulate(
     for i in (0, 1):
         effective[i, :, delays[i] :] = choices[i, :, : ticks - delays[i]]
     return Trials(effective, timing)
+
+
+def player_draws(seed: int, ticks: int) -> np.ndarray:
+    """The uniforms both players of the trial with ``seed`` draw, shape (ticks, player, 2): what player i's stream
+    gives :class:`~coordkit.delay.policies.SimplifiedModel` at each tick."""
+    return np.stack([np.random.default_rng(stream_sequence(seed, "player", i)).random((ticks, 2)) for i in (0, 1)], 1)

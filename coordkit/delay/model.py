@@ -12,6 +12,7 @@ Each step is a tick t = 1, 2, … of Δt seconds (the server clock runs from (t 
 import math
 
 import mesa
+import numpy as np
 import pandas as pd
 
 from coordkit.delay import metrics
@@ -160,6 +161,12 @@ class DelayedDilemma(Model):
         ),
     )
 
+    random_streams = {
+        # player i's own (A: 0, B: 1), two uniforms a decision (SimplifiedModel) whatever p, alpha or the delays; the
+        # fast path (coordkit.delay.fast) draws the same
+        "player": (),
+    }
+
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
         delay_b = self.delay_a if self.delay_b is None else self.delay_b
@@ -168,8 +175,8 @@ class DelayedDilemma(Model):
         kinds = (self.policy_a, self.policy_b or self.policy_a)
         personas = (self.persona_a, self.persona_b or self.persona_a)
         self.players = [
-            Player(self, name, delay, self._policy(kind, persona))
-            for name, delay, kind, persona in zip("AB", self.timing.delays, kinds, personas)
+            Player(self, name, delay, self._policy(kind, persona, self.streams("player", index)))
+            for index, (name, delay, kind, persona) in enumerate(zip("AB", self.timing.delays, kinds, personas))
         ]
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -186,15 +193,16 @@ class DelayedDilemma(Model):
         )
         self.datacollector.collect(self)
 
-    def _policy(self, kind: str, persona: Persona) -> Policy:
+    def _policy(self, kind: str, persona: Persona, rng: np.random.Generator) -> Policy:
+        """A player's policy; ``rng`` is the player's own stream."""
         rules = {
-            "simplified": lambda: SimplifiedModel(self.p, self.alpha, self.rng),
+            "simplified": lambda: SimplifiedModel(self.p, self.alpha, rng),
             "tit_for_tat": TitForTat,
             "grim_trigger": GrimTrigger,
             "always_cooperate": lambda: Always(C),
             "always_defect": lambda: Always(D),
-            "persona": lambda: persona.rule(self.rng),
-            "llm": lambda: llm_policy(self.llm, persona.rule(self.rng), persona, self.payoffs, self.timing),
+            "persona": lambda: persona.rule(rng),
+            "llm": lambda: llm_policy(self.llm, persona.rule(rng), persona, self.payoffs, self.timing),
         }
         return rules[kind]()
 
