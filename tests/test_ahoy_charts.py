@@ -75,7 +75,7 @@ def test_the_view_holds_the_models_messages_at_every_step_and_marks_this_steps_a
         model.step()
     assert statuses_seen == set(charts.STATUSES)
     assert spec["title"] == [
-        "Purchase · step 9 of at most 200 · done: every role has terminated",
+        "Purchase · step 10 of at most 200 · done: every role has terminated",
         "messages sent: 6 (3 by ahoy) · on their way: 0 · refused by the adapter: 0",
     ]
 

@@ -5,7 +5,7 @@ and asks its client as an :class:`~coordkit.policies.LLMPolicy`, so a failed cal
 to the role's rule brain and is counted. Like the authors' code, it reads ``{"choice": int|null, "params": {...},
 "tool_requests": [...]}`` (also inside a markdown code block), rejects an invalid choice index, unknown parameters
 and missing ones, and fills an unbound key or ``...ID`` out-parameter with a fresh uuid (drawn from the model's
-seeded ``rng``, so runs repeat). The adapter still checks every emission: a wrong binding is refused there.
+seeded "keys" stream, so runs repeat). The adapter still checks every emission: a wrong binding is refused there.
 
 - **Tools** (Listing 1.5): a reply with tool requests and no choice has its tools run locally
   (:class:`~coordkit.ahoy.tools.Toolbox`) and the results sent back in a follow-up call, up to
@@ -206,7 +206,8 @@ class AccessFunction(LLMPolicy):
         self.null_run = 0
         protocol, form = options[reply.choice]
         params = {k: v for k, v in reply.params.items() if v is not None}
-        fresh = {n: str(uuid.UUID(bytes=agent.model.rng.bytes(16), version=4)) for n in form.missing if n not in params}
+        minted = agent.model.streams("keys")
+        fresh = {n: str(uuid.UUID(bytes=minted.bytes(16), version=4)) for n in form.missing if n not in params}
         keys = protocol.keys_of(form.schema)
         if shown and keys and all(form.schema.adornment(k) == "out" for k in keys):
             agent.events.handle(shown[0])

@@ -14,7 +14,8 @@ policies a Kiko decision maker.
 - **Counterparts** (:class:`Counterpart`): the other roles, rule-based as in the authors' code (quotes by item
   keyword, ``shipped=True``, ``outcome="delivered"``); each answers every enabled form of its role at once.
 
-Fresh key values come from the model's ``rng`` (reproducible per seed), reached through the turn's agent.
+Fresh key values come from the model's random stream "keys" (reproducible per seed), reached through the turn's
+agent.
 """
 
 from abc import abstractmethod
@@ -30,8 +31,8 @@ from coordkit.policies import Classifier, Policy
 
 @dataclass(frozen=True)
 class Turn:
-    """What a role's policy decides from: the agent (its local states, its event queue, its model's ``rng`` for
-    fresh keys), the enabled forms of the role, and the event that triggered the decision."""
+    """What a role's policy decides from: the agent (its local states, its event queue, its model's random streams
+    for fresh keys), the enabled forms of the role, and the event that triggered the decision."""
 
     agent: ProtocolAgent
     forms: tuple[Form, ...]
@@ -39,8 +40,8 @@ class Turn:
 
 
 def fresh_id(agent: ProtocolAgent, prefix: str) -> str:
-    """A fresh key value from the model's rng (reproducible per seed), e.g. ``pen-482113709``."""
-    return f"{prefix}-{agent.model.rng.integers(10**9)}"
+    """A fresh key value from the model's "keys" stream (reproducible per seed), e.g. ``pen-482113709``."""
+    return f"{prefix}-{agent.model.streams('keys').integers(10**9)}"
 
 
 @dataclass(frozen=True)

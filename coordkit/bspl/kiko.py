@@ -9,6 +9,9 @@
 - :class:`Enactment` is the machinery every model that enacts protocols shares: agents by name, an in-memory
   transport in which each message waits a seeded random number of steps (so arrival order varies by seed), the
   message log, the exchange of one step (deliveries, then every agent decides), violations, and the per-step frame.
+  Each agent's messages draw their delays from the agent's own random stream, "delay" keyed by its name
+  (:mod:`coordkit.streams`), one uniform a message mapped onto 1..``max_delay``: so an agent's k-th message is as
+  quick, relative to ``max_delay``, whatever the other settings and whoever else plays.
   :class:`EnactmentModel` is the plain Kiko system built on it; :class:`coordkit.ahoy.AhoyEnactment` is another.
 """
 
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mesa
+import numpy as np
 import pandas as pd
 
 from coordkit.bspl.parser import load
@@ -25,6 +29,7 @@ from coordkit.bspl.semantics import Form, Instance, LocalState, ProtocolViolatio
 from coordkit.model import Model
 from coordkit.parameters import Instance as InstanceParam
 from coordkit.parameters import Integer, ParameterError, Parameters
+from coordkit.streams import purpose_word
 
 START, RECEIVED, ENABLED = "start", "received", "enabled changed"
 MESSAGE_COLUMNS = ["step", "protocol", "enactment", "message", "sender", "recipient", "instance"]
@@ -125,10 +130,11 @@ class Enactment:
     The model calls :meth:`set_up_enactment` in its ``__init__`` (after ``Model.__init__``, which checks the
     parameters and seeds ``rng``) and then collects the initial state; its ``step`` calls :meth:`exchange` and
     collects. It needs a ``max_delay`` parameter: a message in transit arrives 1..``max_delay`` steps after it is
-    sent (uniform, from the model's ``rng``).
+    sent (uniform, from its sender's "delay" stream, which the model declares in its ``random_streams``).
     """
 
     max_delay: int
+    random_streams = {"delay": ()}  # per sender (keyed by its name): one uniform a message, whatever max_delay
 
     def set_up_enactment(
         self, protocols: Iterable[Protocol], cast: Cast, classes: Mapping[str, type[ProtocolAgent]] | None = None
@@ -153,7 +159,7 @@ class Enactment:
         """Put ``instance`` in transit to the agent playing its recipient role, and log it."""
         protocol = sender.protocol_of(instance)
         recipient = self.cast[protocol][instance.schema.recipient]
-        due = self.steps + int(self.rng.integers(1, self.max_delay + 1))
+        due = self.steps + 1 + int(self.delays_of(sender).random() * self.max_delay)
         self.in_transit.append(Delivery(instance, recipient, due))
         self.log.append(
             {
@@ -166,6 +172,10 @@ class Enactment:
                 "instance": str(instance),
             }
         )
+
+    def delays_of(self, agent: ProtocolAgent) -> np.random.Generator:
+        """The random stream of ``agent``'s message delays, keyed by its name: its own whoever else plays."""
+        return self.streams("delay", purpose_word(agent.name))
 
     def exchange(self) -> None:
         """One step of the system: the messages due now reach their recipients' inboxes, then every agent (in
