@@ -9,13 +9,18 @@ TEST_ARGS ?= -q
 BOOT      := $(firstword $(PYTHON) $(shell for p in python3 python3.13 python3.12 python; do command -v $$p && break; done))
 KIT       := $(BOOT) tools/kit.py
 
-.PHONY: lab test venv venv-lab binder-url clean
+.PHONY: lab test test-loaded venv venv-lab binder-url clean
 
 lab:
 	@$(KIT) lab $(LAB_ARGS)
 
 test:
 	@$(KIT) test $(TEST_ARGS)
+
+# The same suite with 2 CPU-bound processes per core running beside it (killed when it ends, however it ends): how
+# the suite fares on a machine shared with other work.
+test-loaded:
+	@$(KIT) test-loaded $(TEST_ARGS)
 
 # Install only: the lab environment (the notebooks' packages), or everything the tests need as well.
 venv-lab:

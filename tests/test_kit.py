@@ -3,12 +3,16 @@ checked without installing or running anything; and the split it relies on, that
 need no test tool."""
 
 import ast
+import contextlib
 import importlib.util
 import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -34,6 +38,93 @@ def test_make_test_runs_ruff_then_every_test_and_notebook_quietly_unless_told_ot
         "-q",
     ]
     assert kit.test_commands(VPY, ["-q", "-m", "not browser"])[2][-3:] == ["-q", "-m", "not browser"]
+
+
+@pytest.fixture
+def loaded_run(monkeypatch):
+    """``kit.main(["test-loaded"])`` with nothing installed or run: each step's command, and whether each load process
+    was alive then, are recorded; the load processes are the real ones, one per core's share on a one-core machine."""
+    steps, burners = [], []
+    real_load = kit.cpu_load
+
+    @contextlib.contextmanager
+    def recorded_load(count):
+        with real_load(count) as started:
+            burners.extend(started)
+            yield started
+
+    monkeypatch.setattr(kit, "install", lambda want: VPY)
+    monkeypatch.setattr(kit, "cores", lambda: 1)
+    monkeypatch.setattr(kit, "cpu_load", recorded_load)
+    return steps, burners
+
+
+def test_make_test_loaded_runs_the_suite_beside_two_busy_processes_per_core_and_ends_them(loaded_run, monkeypatch):
+    steps, burners = loaded_run
+
+    def run(command):
+        time.sleep(0.2)  # the load has time to show as CPU time
+        steps.append((command, [burner.poll() is None for burner in burners]))
+        return 0
+
+    monkeypatch.setattr(kit, "run", run)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert kit.main(["test-loaded", "-q", "-x"]) == 0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert [command for command, _ in steps] == kit.test_commands(VPY, ["-q", "-x"])  # the same steps as make test
+    assert [alive for _, alive in steps] == [[True, True]] * 3  # 2 per core, running through every step
+    assert [burner.poll() is not None for burner in burners] == [True, True]  # ended and reaped
+    assert used.ru_utime + used.ru_stime - before.ru_utime - before.ru_stime > 0.1  # they did burn CPU
+
+
+@pytest.mark.parametrize("ending", ["failure", "error", "ctrl-c"])
+def test_the_load_ends_however_the_tests_end(loaded_run, monkeypatch, ending):
+    steps, burners = loaded_run
+
+    def run(command):
+        steps.append(command)
+        if ending == "error":
+            raise RuntimeError("pytest could not start")
+        return 130 if ending == "ctrl-c" else 1  # kit.run gives 130 for a KeyboardInterrupt
+
+    monkeypatch.setattr(kit, "run", run)
+    with pytest.raises(RuntimeError) if ending == "error" else contextlib.nullcontext():
+        assert kit.main(["test-loaded"]) == (130 if ending == "ctrl-c" else 1)
+    assert len(steps) == 1 and len(burners) == 2
+    assert all(burner.poll() is not None for burner in burners)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (one that ended and awaits its new parent's wait)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_load_ends_by_itself_when_kit_py_is_killed_outright():
+    """SIGKILL leaves kit.py no `finally`: each load process sees that its parent is gone and stops."""
+    script = (
+        f"import importlib.util, sys, time\n"
+        f"spec = importlib.util.spec_from_file_location('kit', {str(ROOT / 'tools' / 'kit.py')!r})\n"
+        "kit = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(kit)\n"
+        "with kit.cpu_load(2) as burners:\n"
+        "    print(*[burner.pid for burner in burners], flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(pid) for pid in pids)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _running(pid)], "load processes outlived the kit.py that started them"
 
 
 def test_make_lab_opens_the_start_notebook_and_adds_allow_root_only_for_root():
@@ -116,6 +207,7 @@ def test_the_makefile_delegates_to_kit_py():
     assert "tools/kit.py lab --no-browser --port 8899" in dry_run("lab", "LAB_ARGS=--no-browser --port 8899")
     assert dry_run("test").rstrip().endswith("tools/kit.py test -q")
     assert 'tools/kit.py test -q -m "not browser"' in dry_run("test", 'TEST_ARGS=-q -m "not browser"')
+    assert dry_run("test-loaded").rstrip().endswith("tools/kit.py test-loaded -q")
 
 
 def imported_modules(source: str) -> set[str]:

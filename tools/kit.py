@@ -3,6 +3,7 @@
 
     python3 tools/kit.py lab [JUPYTER ARGS]   install what the notebooks need into .venv, open JupyterLab on 00
     python3 tools/kit.py test [PYTEST ARGS]   add the test tools, then run ruff and every test and notebook
+    python3 tools/kit.py test-loaded [ARGS]   the same, with 2 CPU-bound processes per core running beside it
     python3 tools/kit.py install lab|test     install only (make venv-lab, make venv)
     python3 tools/kit.py binder-url           the Binder link for this repository's remote `origin`
     python3 tools/kit.py clean                remove .venv
@@ -16,6 +17,7 @@ tools the second time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -32,6 +34,18 @@ PYTEST = ["-m", "pytest", "tests", "notebooks", "--nbval-lax", "--nbval-sanitize
 # one worker per core, each taking whole files: a notebook's cells run in order on one kernel, and the browser
 # tests share one JupyterLab; `-n 0` as a test argument runs everything in this process (for -s, pdb)
 PARALLEL = ["-n", "auto", "--dist", "loadfile"]
+# `test-loaded`: processes that each keep a core busy beside the suite, as other people's work does on a shared
+# machine. kit.py kills them when the tests end, however they end; Ctrl-C, which reaches them too, is left to kit.py;
+# and each ends by itself once the kit.py that started it is gone (its parent changes: SIGTERM, SIGKILL), so none
+# outlives the command (on Windows, where a process keeps its parent's id, only the first holds).
+LOAD_PER_CORE = 2
+BURN = """import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+parent = int(sys.argv[1])  # given, not read at start: kit.py may be gone before this line runs
+while os.getppid() == parent:
+    for _ in range(100_000):
+        pass
+"""
 CHECK = "import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 12) else 1)"
 READ_TEST_EXTRA = (
     "import tomllib; print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))"
@@ -112,6 +126,30 @@ def test_commands(vpy: str, args: list[str]) -> list[list[str]]:
     ]
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def cpu_load(count: int):
+    """``count`` CPU-bound processes (an empty loop each) running while the block runs, killed and reaped when it ends,
+    however it ends (an error, Ctrl-C)."""
+    burners = []
+    try:
+        for _ in range(count):
+            burners.append(subprocess.Popen([sys.executable, "-c", BURN, str(os.getpid())], stdin=subprocess.DEVNULL))
+        yield burners
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()
+
+
 def binder_url(remote: str, ref: str = "HEAD") -> str | None:
     """The mybinder.org link that opens the start notebook from a GitHub remote (https or ssh); None otherwise."""
     github = r"^(?:https://(?:[^@/]+@)?|ssh://git@|git@)github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$"
@@ -184,18 +222,28 @@ def binder() -> int:
     return 1
 
 
+def run_tests(vpy: str, args: list[str]) -> int:
+    """Ruff, then the tests; the first step that fails gives the exit code."""
+    for step in test_commands(vpy, args):
+        code = run(step)
+        if code:
+            return code
+    return 0
+
+
 def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if command == "lab":
         return run(lab_command(install("lab"), args, hasattr(os, "geteuid") and os.geteuid() == 0))
-    if command == "test":
+    if command in ("test", "test-loaded"):
         vpy = install("test")
-        for step in test_commands(vpy, args):
-            code = run(step)
-            if code:
-                return code
-        return 0
+        if command == "test":
+            return run_tests(vpy, args)
+        count = LOAD_PER_CORE * cores()
+        with cpu_load(count):
+            print(f"+ beside it: {count} CPU-bound processes ({LOAD_PER_CORE} per core), ended with it", flush=True)
+            return run_tests(vpy, args)
     if command == "install" and args in (["lab"], ["test"]):
         install(args[0])
         return 0
