@@ -12,6 +12,7 @@ check the papers' claims against the kit, and run one model with the parameters 
 """
 
 import argparse
+import os
 import re
 import shlex
 import sys
@@ -23,6 +24,7 @@ from coordkit.replication import PAPERS
 
 STAND_IN_MODEL = "coordkit-stand-in (rules, not an LLM)"
 MAX_SEEDS = 10_000  # per configuration: more is a typo, or a job for sweep() and a cluster
+WORKERS_HELP = f"processes or Dask workers, {engines.WORKERS_PER_CPU} per CPU at most (default: one per CPU)"
 ARGPARSE_NEGATIVE = re.compile(r"-\d+|-\d*\.\d+")  # the negative numbers argparse itself reads as values
 
 
@@ -163,6 +165,7 @@ def reproduce(args: argparse.Namespace) -> int:
     from coordkit.llm import Ledger, MeteredClient, ReplayClient
 
     seeds = _seeds(args, figures.entry(args.figure))  # what can be checked is, before an engine or a figure loads
+    _check_workers(args.workers)
     writable_folder(args.figures_out)
     if not args.replay:
         _write(*_compute_on(args.engine, args.workers, args.figure, seeds, args.base_seed, args.fresh), seeds, args)
@@ -192,6 +195,7 @@ def claims(args: argparse.Namespace) -> int:
 
     if args.seeds is not None and not 1 <= args.seeds <= MAX_SEEDS:
         raise ValueError(f"--seeds {args.seeds}: use 1 to {MAX_SEEDS:,} seeds (default: each figure's own)")
+    _check_workers(args.workers)
     defaults = args.paper is None and args.seeds is None and args.base_seed == 0
     if args.write and not defaults:
         raise ValueError("--write keeps the whole ledger at the defaults: drop --paper, --seeds and --base-seed")
@@ -285,6 +289,15 @@ def _seeds(args: argparse.Namespace, figure: "figures.Figure | catalogue.FigureE
     return seeds
 
 
+def _check_workers(workers: int | None) -> None:
+    """Refuse ``--workers`` outside 1 to :func:`coordkit.engines.max_workers`, naming the option."""
+    if workers is not None and not 1 <= workers <= engines.max_workers():
+        raise ValueError(
+            f"--workers {workers}: use 1 to {engines.max_workers():,} worker processes ({engines.WORKERS_PER_CPU} "
+            f"per CPU of this machine's {os.cpu_count() or 1}; default: one per CPU)"
+        )
+
+
 def _write(figure: figures.Figure, data, seeds: int, args: argparse.Namespace) -> None:
     """The figure's CSV and chart, each written whole (another run writing the same folder cannot tear them)."""
     from coordkit import viz
@@ -320,7 +333,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where the figure's sweeps run: here, local processes, or Dask (a local cluster, or the one at "
         f"${engines.SCHEDULER_VARIABLE}); default: serial",
     )
-    run.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
+    run.add_argument("--workers", type=int, default=None, help=WORKERS_HELP)
     run.set_defaults(command=reproduce)
     run.add_argument("--fresh", action="store_true", help="compute the figure again, not from the figure cache")
     ledger = commands.add_parser("claims", help="the papers' headline claims, each decided from the kit's figures")
@@ -340,7 +353,7 @@ def _parser() -> argparse.ArgumentParser:
         default="serial",
         help="where the figures' sweeps run: here, local processes, or Dask (default: serial)",
     )
-    ledger.add_argument("--workers", type=int, default=None, help="processes or Dask workers (default: one per CPU)")
+    ledger.add_argument("--workers", type=int, default=None, help=WORKERS_HELP)
     ledger.set_defaults(command=claims)
     rec = commands.add_parser("record", help="run a figure with LLM agents and record every call for replay")
     _figure_options(rec, figures_out="out")

@@ -35,6 +35,7 @@ MAX_CHUNK = 8  # runs per chunk at most: a killed sweep loses at most this many 
 CONNECT_TIMEOUT = 5  # seconds to reach a scheduler: one that is up answers in milliseconds (Dask waits 30 s)
 MAIN_GUARD_EXIT = 86  # the exit status of a worker that was made to start a sweep while starting up
 PROBE_TIMEOUT = 60  # seconds a probe may take to import the script (see _sweeps_on_import)
+WORKERS_PER_CPU = 4  # worker processes at most: more only share the CPUs, each with an interpreter's memory
 
 
 class Engine(Protocol):
@@ -67,13 +68,17 @@ class SerialEngine:
 
 @dataclass(frozen=True)
 class ProcessEngine:
-    """Runs tasks in a pool of ``workers`` fresh ("spawn") processes; None means one per CPU.
+    """Runs tasks in a pool of ``workers`` fresh ("spawn") processes, at most :func:`max_workers`; None means one per
+    CPU.
 
     Spawn rather than fork, because forking a process that runs threads (as a Jupyter kernel does) can deadlock.
     Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`).
     """
 
     workers: int | None = None
+
+    def __post_init__(self) -> None:
+        check_workers(self.workers)
 
     def map_unordered[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[tuple[int, R]]:
         import multiprocessing  # here, as Dask's below: a command line that only names the engines starts faster
@@ -101,7 +106,8 @@ class ProcessEngine:
 @dataclass
 class DaskEngine:
     """Runs tasks on a Dask cluster: the one at ``address`` (default ``$COORDKIT_DASK_SCHEDULER``), else a
-    :class:`~distributed.LocalCluster` of ``workers`` single-threaded processes (None: one per CPU).
+    :class:`~distributed.LocalCluster` of ``workers`` single-threaded processes (at most :func:`max_workers`; None:
+    one per CPU).
 
     An empty or malformed address is refused at once, and one where no scheduler answers within
     :data:`CONNECT_TIMEOUT` seconds when the cluster is first used, each with a :class:`SchedulerError`. Used in a
@@ -114,6 +120,7 @@ class DaskEngine:
     _client: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        check_workers(self.workers)
         self._scheduler = _scheduler_at(self.address)
 
     def __enter__(self) -> "DaskEngine":
@@ -337,12 +344,27 @@ def resolve(engine: "str | Engine | None", workers: int | None = None) -> Engine
 
     In a worker still starting up, an engine that starts processes ends the worker (:func:`_leave_if_starting_up`)
     here, before the sweep takes its store: the parent's sweep holds it."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers={workers!r}: give a number of worker processes, 1 or more, or None for one per CPU")
+    check_workers(workers)
     chosen = _chosen(engine, workers)
     if isinstance(chosen, ProcessEngine | DaskEngine):
         _leave_if_starting_up()
     return chosen
+
+
+def max_workers() -> int:
+    """The most worker processes an engine may start on this machine: :data:`WORKERS_PER_CPU` per CPU."""
+    return WORKERS_PER_CPU * (os.cpu_count() or 1)
+
+
+def check_workers(workers: int | None) -> None:
+    """Refuse a number of workers that is not a whole number from 1 to :func:`max_workers` (None: one per CPU)."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= max_workers():
+        raise ValueError(
+            f"workers={workers!r}: give a number of worker processes from 1 to {max_workers():,} "
+            f"({WORKERS_PER_CPU} per CPU of this machine's {os.cpu_count() or 1}), or None for one per CPU"
+        )
 
 
 def _chosen(engine: "str | Engine | None", workers: int | None) -> Engine:

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from coordkit import figures
+from coordkit import engines, figures
 from coordkit.cli import main
 from coordkit.model import Model
 from coordkit.parameters import Instance, Parameters, Real
@@ -168,6 +168,23 @@ def test_a_number_of_seeds_out_of_range_is_refused_before_any_work(capsys, no_wo
     assert f"--seeds {seeds}: use 1 to 10,000 seeds" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["reproduce", "delay-fig4"], ["claims", "--paper", "delay"]])
+@pytest.mark.parametrize("workers", ["0", "100000"])
+def test_a_number_of_workers_out_of_range_is_refused_before_any_work(capsys, no_work, command, workers):
+    """As --seeds is bounded: at most engines.WORKERS_PER_CPU processes per CPU, said with the option and the fix."""
+    assert main([*command, "--engine", "processes", "--workers", workers]) == 2
+    bound = engines.max_workers()
+    assert f"--workers {workers}: use 1 to {bound:,} worker processes (4 per CPU" in capsys.readouterr().err
+
+
+def test_an_engine_refuses_more_workers_than_the_bound():
+    bound = engines.max_workers()
+    assert engines.resolve("processes", bound).workers == bound
+    for make in (lambda: engines.resolve("processes", bound + 1), lambda: engines.ProcessEngine(bound + 1)):
+        with pytest.raises(ValueError, match=f"workers={bound + 1}: give a number of worker processes from 1 to"):
+            make()
+
+
 def test_run_checks_its_destination_before_playing(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert main(["run", "beer-game", "--out", str(tmp_path / "file")]) == 2
@@ -197,7 +214,7 @@ def test_reproduce_runs_a_figures_sweeps_on_the_chosen_engine_with_the_same_resu
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--engine", "processes", "--workers", "0"], "workers=0: give a number of worker processes, 1 or more"),
+        (["--engine", "processes", "--workers", "0"], "--workers 0: use 1 to "),
         (["--engine", "dask", "--replay", "data/recordings/rep-beer-fig1.jsonl"], "--engine dask cannot replay"),
     ],
 )
