@@ -148,6 +148,20 @@ def test_different_seeds_give_different_companies():
     assert not first["boats"].equals(second["boats"])
 
 
+def test_every_protocol_meets_the_same_companies_and_more_companies_keep_the_first():
+    """Common random numbers (issue 43): the companies, their fleets and their first readings of the stock are
+    the seed's, whatever the protocol; more companies add to them."""
+    columns = ["company", "boats", "density_estimate"]
+    first = Fishbanks(protocol="a2a", rng=7).frame().query("season == 0")[columns].reset_index(drop=True)
+    for protocol in PROTOCOLS:
+        opening = Fishbanks(protocol=protocol, rng=7).frame().query("season == 0")[columns].reset_index(drop=True)
+        pd.testing.assert_frame_equal(opening, first)
+    more = Fishbanks(protocol="a2a", companies=20, rng=7)
+    assert [(c.risk_tolerance, c.sustainability) for c in more.industry[:12]] == [
+        (c.risk_tolerance, c.sustainability) for c in Fishbanks(protocol="a2a", rng=7).industry
+    ]
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

@@ -204,6 +204,23 @@ def test_same_parameters_and_seed_give_the_same_run(protocol):
     assert not play(protocol, seed=8, sparsity=0.6).frame().equals(first.frame())
 
 
+def test_moving_the_sparsity_at_one_seed_keeps_the_people_the_organiser_and_the_offer():
+    """Issue 43's example, notebook 02's seed 7: sparsity 0.3 → 0.6 once changed the organiser and the venue's
+    offer too. With common random numbers only the network moves, and it loses edges without gaining any."""
+    denser, sparser = (MovieScheduling(sparsity=sparsity, rng=7) for sparsity in (0.3, 0.6))
+    assert sparser.organiser == denser.organiser
+    pd.testing.assert_frame_equal(sparser.frame().iloc[:1], denser.frame().iloc[:1])  # the offer, who would join
+    for field in ("price", "time", "weight"):
+        np.testing.assert_array_equal(getattr(sparser.preferences, field), getattr(denser.preferences, field))
+    assert set(map(tuple, sparser.edges.tolist())) < set(map(tuple, denser.edges.tolist()))
+
+
+def test_more_agents_keep_the_first_agents_tastes():
+    few, more = (MovieScheduling(population=n, rng=7).preferences for n in (20, 50))
+    for field in ("price", "time", "weight"):
+        np.testing.assert_array_equal(getattr(more, field)[:20], getattr(few, field))
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
