@@ -185,9 +185,10 @@ def test_natural_language_only_draws_no_protocol():
 def test_a_querys_lines_are_its_messages_and_the_grey_lines_the_pairs_that_negotiated_or_found_a_protocol():
     """Each step's coloured lines are the pairs that exchanged messages in that query, the user's first (a taxi
     query reaches the traffic server too, Figure 4), and the grey lines are exactly the pairs whose line was once
-    coloured as negotiating or finding a protocol: a pair starts to use one in no other way."""
+    coloured as negotiating or finding a protocol: a pair starts to use one in no other way. At seed 7 the taxi
+    server negotiates with the traffic server within the 60 queries (at seeds 0-6 it has not yet)."""
     started = set()
-    with AgoraNetwork(users=10, queries=60, rng=0) as network:
+    with AgoraNetwork(users=10, queries=60, rng=7) as network:
         while network.running:
             network.step()
             lines = drawn(network)["lines"]
