@@ -1,5 +1,5 @@
-"""The whole suite's hooks: how pytest-xdist shares the tests among workers, and the browser tests' summary; and a
-figure cache of the suite's own.
+"""The whole suite's hooks: which notebooks nbval runs, how pytest-xdist shares the tests among workers, and the
+browser tests' summary; and a figure cache of the suite's own.
 
 The hooks live here, at the top of the suite, because under xdist the controller process collects nothing: it loads
 the conftest files of the command's paths (tests/, notebooks/) but not tests/browser/conftest.py.
@@ -9,6 +9,7 @@ import atexit
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -21,14 +22,44 @@ BROWSER = "tests/browser/"
 _browser_rows: dict[str, list[str]] = {}  # test → its summary rows, from its report (tests/browser/conftest.py)
 
 
+BROWSER_RUN = "test_notebook_runs_and_its_panels_respond"  # the browser test that runs a notebook, one per notebook
 FIRST = ("tests/browser/", "tests/test_replication_ledger.py", "notebooks/solutions/", "notebooks/")  # longest first
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have chosen the tests
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest work first: the browser tests (a notebook each, up to two minutes), the solution notebooks,
-    the notebooks, then the test files, each in its own order. A worker then ends on short files, not on a
-    two-minute notebook that started last (xdist hands out the units in this order; see below)."""
+    """Each notebook runs once: nbval leaves out a notebook whose browser test runs, since that test's Run All makes
+    nbval's checks too (tests/browser/lab_nbval.py). Then the longest work first: the browser tests (a notebook each,
+    up to two minutes), the solution notebooks, the notebooks, then the test files, each in its own order. A worker
+    then ends on short files, not on a two-minute notebook that started last (xdist hands out the units in this order;
+    see below)."""
+    run_in_browser = _notebooks_run_in_browser(config, items)
+    if run_in_browser:
+        left_out = [item for item in items if item.nodeid.split("::")[0] in run_in_browser]
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.nodeid.split("::")[0] not in run_in_browser]
     items.sort(key=lambda item: next((k for k, start in enumerate(FIRST) if item.nodeid.startswith(start)), len(FIRST)))
+
+
+def _notebooks_run_in_browser(config: pytest.Config, items: list[pytest.Item]) -> set[str]:
+    """The notebooks (as nbval's node ids begin: ``notebooks/00_start_here.ipynb``) that nbval collected under
+    ``--nbval-lax`` and whose browser test is chosen and can run (Chromium, Playwright and JupyterLab are here), and
+    whose cells use no nbval marker but output checks (lab_nbval.handled_here)."""
+    if not config.getoption("nbval_lax", False) or config.getoption("nbval", False):
+        return set()
+    in_browser = {
+        f"notebooks/{item.callspec.params['name']}"
+        for item in items
+        if item.nodeid.startswith(BROWSER) and getattr(item, "originalname", "") == BROWSER_RUN
+    }
+    if not in_browser:
+        return set()
+    import lab_nbval  # tests/browser/ is on the path once its conftest is loaded, which collecting its tests does
+    import lab_server
+
+    if lab_server.skip_reason():
+        return set()
+    return {notebook for notebook in in_browser if lab_nbval.handled_here(Path(config.rootpath) / notebook)}
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):

@@ -1,6 +1,8 @@
 """Every notebook, run in JupyterLab in headless Chromium, as a learner would run it.
 
-For each notebook: Run All Cells; no cell shows an error (nor a warning that a chart hides what it shows); every number
+For each notebook: Run All Cells; no cell shows an error (nor a warning that a chart hides what it shows); every cell
+nbval compares shows what the notebook stores, as nbval compares it (tests/browser/lab_nbval.py: this Run All makes
+nbval's checks, and nbval leaves the notebook out, so that it runs once, not twice); every number
 the prose states has a source in this run's checked outputs, the paper or the kit (tests/test_prose_numbers.py), and
 every term it bolds or links is in the glossary (tests/test_glossary.py); every chart is drawn; no output is wider than
 the column, no chart text is cut by an ellipsis or clipped at the chart's edge, no dollar sign is drawn as math, and no
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 
 import lab
+import lab_nbval
 import lab_player
 import lab_saved
 import pytest
@@ -56,7 +59,9 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_lab, tmp_path, browser_report):
+def test_notebook_runs_and_its_panels_respond(
+    name, page, jupyter_lab, reader_lab, tmp_path, browser_report, pytestconfig
+):
     stem = name.removesuffix(".ipynb")
     started = time.monotonic()
 
@@ -74,6 +79,9 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
             lab.scroll_to_first_error(page)
         assert not problems, f"{name}: error output after Run All Cells:\n" + "\n\n".join(problems)
         assert not unrun, f"{name}: cells {unrun} did not run"
+
+    compared, differences = lab_nbval.differences(name, cells, pytestconfig)  # nbval's checks, on this Run All
+    assert not differences, f"{name}: outputs nbval checks, after Run All Cells:\n" + "\n\n".join(differences)
 
     with lab.screenshot_on_failure(page, stem, "prose"):
         shown = lab.notebook_json(page)
@@ -189,7 +197,7 @@ def test_notebook_runs_and_its_panels_respond(name, page, jupyter_lab, reader_la
 
     widest = max((chart.width for chart in drawn), default=0)
     browser_report.append(
-        f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s), "
+        f"{name}: {time.monotonic() - started:5.1f} s (Run All {run_seconds:4.1f} s, {compared} outputs as nbval), "
         f"{len(drawn)} charts (the widest {widest:.0f} px), {found_panels} panels, {changes} control changes "
         f"({unchanged} with the same chart, {inactive} controls inactive), {len(failures)} failures"
     )
