@@ -387,7 +387,7 @@ SOFT_FILES = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         ),
         ({"connections_in_total": SOFT_FILES}, ["connections_in_total", "more than half", "ulimit -n"]),
         ({"max_header_bytes": 40_000}, ["read_buffer_bytes=65536 is below twice max_header_bytes=40000"]),
-        ({"outsider_work_per_s": 0}, ["ServerLimits.outsider_work_per_s: 0 is not a number", "the default, 200"]),
+        ({"outsider_work_per_s": 0}, ["ServerLimits.outsider_work_per_s: 0 is not a number", "the default, 20,"]),
     ],
 )
 def test_server_limits_are_checked_with_errors_naming_the_field_and_the_fix(fields, words):
@@ -421,7 +421,8 @@ SLOW = {"idle_timeout_s": 0.5, "header_timeout_s": 0.5, "body_timeout_s": 0.5, "
 # idle timeout's default, 30 s, is past it; the others' messages name the limit that acted)
 GAVE_UP_S = 20.0
 SMALL = {"max_body_bytes": 200_000, "max_header_bytes": 2048, "read_buffer_bytes": 8192}
-CAPS = {"connections_per_server": 8, "connections_in_total": 12}
+# caps alone: no outsider waits for a turn of their work (that budget is tested on its own, NO_TURNS below)
+CAPS = {"connections_per_server": 8, "connections_in_total": 12, "outsider_work_per_s": 100_000}
 
 
 @pytest.fixture
@@ -838,14 +839,14 @@ import json, os, resource, sys, time
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))
 from coordkit.agora.protocol import Response, WellKnown
-from coordkit.agora.transport import HTTPTransport
+from coordkit.agora.transport import HTTPTransport, ServerLimits
 
 class Quiet:
     name = "quiet"
     def handle(self, envelope): return Response.failure("quiet")
     def wellknown(self): return WellKnown({})
 
-with HTTPTransport() as transport:
+with HTTPTransport(limits=ServerLimits(outsider_work_per_s=100_000)) as transport:
     transport.register(Quiet())
     held = []
     try:

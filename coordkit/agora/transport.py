@@ -31,24 +31,23 @@ without the key never reaches the agent. The key does not protect against code r
 process's memory (a debugger, ``/proc/<pid>/mem``). The key appears in no repr, transcript, error, log or curl
 command. :class:`InProcessTransport` has no sockets, so it has no outsiders.
 
-Limits (:class:`ServerLimits`). Outsiders' connections are capped per server and across the transport's servers,
-well under the process's open-file limit; a connection over a cap is answered 503 and closed. The run's own exchanges
-go first (issue 43: outsiders cannot slow a run, nor so change what it computes). Each server listens on two ports:
-the public one (``url_of``), and one where it accepts the run's own connections alone, so that outsiders filling the
-public port's accept queue never delay the run's; a connection there that is not the run's is closed at once. The run's
-client opens each connection from a local port it records before connecting, so a server knows the run's connections
-when it accepts them; this is bookkeeping, not trust: every request still needs the key. And outsiders' work has a
-budget, ``outsider_work_per_s`` connections and requests a second across the servers: past it, an outsider's next
-request waits its turn unread (pipelined ones behind it in the kernel's buffers) and the public ports stop accepting
-until their next turn, so that a flood of listings, pipelined or reconnecting, takes a few percent of a core and never
-the servers' loop. An outsider's connection is closed when it stays idle, sends its headers or its body
-too slowly, or leaves its answer unread: Tornado reads a connection's next request only once the last answer is
-flushed, so a client that never reads holds one answer at most, for ``reply_timeout_s`` at most. A connection reads
-ahead ``read_buffer_bytes`` at most. Outsiders' listings are built in one thread of their own, never in the run's
-handler threads, and a second after the last outsider leaves the memory their answers took goes back to the system.
-When the process runs out of file descriptors the servers stop accepting for a moment instead of failing on every
-attempt. Each kind of refusal is logged once per transport (logger ``coordkit.agora.transport``, WARNING); Tornado's
-own line per event, from the servers' loop, is dropped.
+Limits (:class:`ServerLimits`). Outsiders' connections are capped per server and across the transport's servers, well
+under the process's open-file limit; a connection over a cap is answered 503 and closed. The run's own exchanges go
+first (issue 43: outsiders cannot slow a run, nor so change what it computes). Each server listens on two ports: the
+public one (``url_of``), and one where it accepts the run's own connections alone, so that outsiders filling the public
+port's accept queue never delay the run's; a connection there that is not the run's is closed at once. The run's client
+opens each connection from a local port it records before connecting, so a server knows the run's connections when it
+accepts them; this is bookkeeping, not trust: every request still needs the key. And outsiders' work has a budget,
+``outsider_work_per_s`` connections and requests a second across the servers: past it, an outsider's next request waits
+its turn unread (pipelined ones behind it in the kernel's buffers) and the public ports stop accepting until their next
+turn, so that a flood of listings, pipelined or reconnecting, costs the run no time it can measure. An outsider's
+connection is closed when it stays idle, sends its headers or its body too slowly, or leaves its answer unread: Tornado
+reads a connection's next request only once the last answer is flushed, so a client that never reads holds one answer at
+most, for ``reply_timeout_s`` at most. A connection reads ahead ``read_buffer_bytes`` at most. Outsiders' listings are
+built in one thread of their own, never in the run's handler threads, and a second after the last outsider leaves the
+memory their answers took goes back to the system. When the process runs out of file descriptors the servers stop
+accepting for a moment instead of failing on every attempt. Each kind of refusal is logged once per transport (logger
+``coordkit.agora.transport``, WARNING); Tornado's own line per event, from the servers' loop, is dropped.
 
 Why Tornado (the paper's demo used Flask, a server and a thread per agent): one asyncio loop in a background thread
 serves every endpoint's socket, and handlers run the agent's ``handle`` in a thread pool, so that a handler that
@@ -339,8 +338,10 @@ class ServerLimits:
     - ``max_header_bytes``: a larger request line and headers are refused with 431 (16,384);
     - ``read_buffer_bytes``: what a connection reads ahead at most (65,536; at least twice ``max_header_bytes``);
     - ``outsider_work_per_s``: the outsiders' connections accepted (or refused) and requests read, across the
-      transport's servers, a second at most (200, a few percent of a core); past it a request waits its turn before
-      it is read and the public sockets stop accepting, so that outsiders cannot take the run's time (issue 43).
+      transport's servers, a second at most (20: a person's curl is answered at once, and a flood costs the run
+      nothing ``benchmarks/agora_hostile.py`` can measure, where 200 made it 3 to 5 times slower); past it a request
+      waits its turn before it is read and the public sockets stop accepting, so that outsiders cannot take the
+      run's time (issue 43).
 
     The run's own connections are neither capped nor timed. A connection holds at most one unsent answer, since
     Tornado reads its next request only once the last answer is flushed: that is no field.
@@ -355,7 +356,7 @@ class ServerLimits:
     max_body_bytes: int = MAX_REQUEST_BYTES
     max_header_bytes: int = 16_384
     read_buffer_bytes: int = 65_536
-    outsider_work_per_s: float = 200.0
+    outsider_work_per_s: float = 20.0
 
     def __post_init__(self):
         for name in _COUNTS:
@@ -370,7 +371,7 @@ class ServerLimits:
         if not (isinstance(rate, int | float) and not isinstance(rate, bool) and 0.01 <= rate <= 100_000):
             raise ValueError(
                 f"ServerLimits.outsider_work_per_s: {rate!r} is not a number of connections and requests a second in "
-                f"[0.01, 100000]; the default, 200, serves a person's curl at once and a flood a few percent of a core"
+                f"[0.01, 100000]; the default, 20, answers a person's curl at once and keeps a flood from the run"
             )
         if self.connections_per_server > self.connections_in_total:
             raise ValueError(
