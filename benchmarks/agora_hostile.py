@@ -17,14 +17,26 @@ limit are its own; this process plays the outsider, with plain sockets on 127.0.
    them 45 s): the stderr bytes and tracebacks written meanwhile, whether the child can write its frame to a file,
    and its next step's time;
 6. the status and body of each malformed request, sent by the outsider (no key) and, where the body matters, by
-   the run itself (its own key, taken in the child from the transport: only to show what the run's agents get).
+   the run itself (its own key, taken in the child from the transport: only to show what the run's agents get);
+7. issue 43's hostile scenarios: ``WeatherDemo(transport="http", queries=150)``'s last 149 steps, quiet, beside 250
+   outsiders' connections pipelining 200 ``GET /.wellknown`` each (a fresh connection for every 200, for the whole
+   run), beside 300 connections reconnecting as fast as the servers' answers and 503s allow, and quiet again: the
+   seconds, their ratio to the quiet runs' mean (the target: at most 1.5) and whether the frame is the quiet one's;
+8. one seed, one answer under load: 5 runs of ``WeatherDemo(transport="http", queries=30)`` beside 2 CPU-bound
+   processes per core and an outsider pipelining on 8 connections, each frame compared with a quiet run's, and the
+   routines the wall-clock safety net stopped (``routine_timeouts``; the old code has no such count).
+
+    .venv/bin/python benchmarks/agora_hostile.py --parts 7,8
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
 import resource
+import selectors
+import signal
 import socket
 import subprocess
 import sys
@@ -48,8 +60,8 @@ def child(kind: str, nofile: int | None) -> None:
     from coordkit.agora.protocol import ProtocolDocument, WellKnown
     from coordkit.agora.transport import HTTPTransport
 
-    if kind == "weather":
-        model = WeatherDemo(transport="http", queries=10, rng=0)
+    if kind.startswith("weather"):  # weather, or weather:<queries>
+        model = WeatherDemo(transport="http", queries=int(kind.partition(":")[2] or 10), rng=0)
         channel = model.channel
     else:  # a toy endpoint whose listing is 300 documents, 958 KB
         documents = [ProtocolDocument(f"document {i}\n" + "x" * 3180) for i in range(300)]
@@ -122,7 +134,105 @@ def keyed(model, channel, case: str) -> dict:
     return exchange(port, request.replace(b"{auth}", auth), half_close=half_close)
 
 
-COMMANDS = {"step": step, "row": row, "frame": write_frame, "requests": requests, "keyed": keyed}
+def play(model, channel) -> dict:
+    """The rest of the run: its seconds, its frame's SHA-256 and how its routines failed."""
+    start = time.perf_counter()
+    steps = 0
+    while model.running:
+        model.step()
+        steps += 1
+    seconds = time.perf_counter() - start
+    frame = model.frame()
+    counts = {name: int(frame[name].sum()) for name in ("routine_fallbacks", "routine_timeouts") if name in frame}
+    return {"seconds": seconds, "steps": steps, "frame": hashlib.sha256(frame.to_csv().encode()).hexdigest()} | counts
+
+
+COMMANDS = {"step": step, "row": row, "frame": write_frame, "requests": requests, "keyed": keyed, "play": play}
+
+
+# --- the outsider of parts 7 and 8: many connections from one process, no key, until it is stopped ----------------
+
+LISTING = b"GET /.wellknown HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+PIPELINED = 200  # GETs a pipelining connection sends at once; then it reads their answers and starts afresh
+
+
+def outsider(mode: str, ports: list[int], connections: int) -> None:
+    """``pipelining``: each connection sends ``PIPELINED`` GETs at once and, answered or cut off, is opened afresh;
+    ``reconnecting``: each sends one GET asking to close and, answered or refused, connects again at once. Prints
+    the answers' statuses it counted when stopped (SIGTERM)."""
+    request = (
+        LISTING * PIPELINED if mode == "pipelining" else LISTING.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+    )
+    expected = PIPELINED if mode == "pipelining" else 1
+    selector, counts = selectors.DefaultSelector(), {"200": 0, "503": 0, "connections": 0}
+
+    def report(signum, frame):
+        print(json.dumps(counts), flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, report)
+
+    def connect(number: int) -> None:
+        connection = socket.socket()
+        connection.setblocking(False)
+        connection.connect_ex(("127.0.0.1", ports[number % len(ports)]))
+        counts["connections"] += 1
+        selector.register(connection, selectors.EVENT_READ | selectors.EVENT_WRITE, [number, request, 0])
+
+    def again(connection: socket.socket, number: int) -> None:
+        selector.unregister(connection)
+        connection.close()
+        connect(number)
+
+    for number in range(connections):
+        connect(number)
+    while True:
+        for key, events in selector.select(timeout=1):
+            connection, state = key.fileobj, key.data
+            if connection.fileno() < 0:
+                continue
+            if events & selectors.EVENT_WRITE and state[1]:
+                try:
+                    state[1] = state[1][connection.send(state[1]) :]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    again(connection, state[0])
+                    continue
+                if not state[1]:
+                    selector.modify(connection, selectors.EVENT_READ, state)
+            if events & selectors.EVENT_READ:
+                try:
+                    chunk = connection.recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                for status in ("200", "503"):
+                    counts[status] += chunk.count(f"HTTP/1.1 {status}".encode())
+                state[2] += chunk.count(b"HTTP/1.1 ")
+                if not chunk or state[2] >= expected:
+                    state[1], state[2] = request, 0
+                    again(connection, state[0])
+
+
+class Outsider:
+    """An outsider process (``outsider``) against ``ports``."""
+
+    def __init__(self, mode: str, ports: list[int], connections: int):
+        arguments = ["--outsider", mode, "--ports", ",".join(map(str, ports)), "--connections", str(connections)]
+        self.process = subprocess.Popen([sys.executable, str(SCRIPT), *arguments], stdout=subprocess.PIPE, text=True)
+
+    def stop(self) -> dict:
+        self.process.terminate()
+        counts = json.loads(self.process.stdout.readline() or "{}")
+        self.process.wait()
+        return counts
+
+
+def burners() -> list[subprocess.Popen]:
+    """Two CPU-bound processes per core."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
 
 
 # --- raw HTTP, as an outsider sends it ------------------------------------------------------------------------------
@@ -398,12 +508,70 @@ def documents_then_pipelining() -> None:
     child.close()
 
 
+def a_run_beside_outsiders() -> None:
+    scenarios = [
+        ("quiet", None, 0),
+        ("250 connections pipelining 200 GETs each", "pipelining", 250),
+        ("300 connections reconnecting as fast as answers and 503s allow", "reconnecting", 300),
+        ("quiet again", None, 0),
+    ]
+    played = []
+    for label, mode, connections in scenarios:
+        child = Child("weather:150")
+        child.steps(1)
+        attack = Outsider(mode, list(child.ports.values()), connections) if mode else None
+        if attack:
+            time.sleep(2)  # under way before the run's steps start
+        result = child.ask("play")
+        counts = attack.stop() if attack else {}
+        child.close()
+        played.append((label, result, counts))
+    quiet = [result["seconds"] for label, result, _ in played if label.startswith("quiet")]
+    mean = sum(quiet) / len(quiet)
+    print(f"7. WeatherDemo(transport='http', queries=150), its last {played[0][1]['steps']} steps:")
+    for label, result, counts in played:
+        same = "the quiet frame" if result["frame"] == played[0][1]["frame"] else "A DIFFERENT FRAME"
+        answers = f"; outsiders got {counts['200']:,} answers and {counts['503']:,} 503s" if counts else ""
+        print(
+            f"   {label}: {result['seconds']:.2f} s ({result['seconds'] / mean:.2f}x the quiet mean), {same}{answers}"
+        )
+
+
+def one_seed_one_answer_under_load() -> None:
+    child = Child("weather:30")
+    quiet = child.ask("play")
+    child.close()
+    load = burners()
+    try:
+        runs = []
+        for _ in range(5):
+            child = Child("weather:30")
+            attack = Outsider("pipelining", list(child.ports.values()), 8)
+            runs.append(child.ask("play"))
+            attack.stop()
+            child.close()
+    finally:
+        for burner in load:
+            burner.kill()
+            burner.wait()
+    differ = sum(run["frame"] != quiet["frame"] for run in runs)
+    timeouts = [run.get("routine_timeouts", "n/a") for run in runs]
+    seconds = ", ".join(f"{run['seconds']:.1f}" for run in runs)
+    print(
+        f"8. WeatherDemo(transport='http', queries=30), 5 runs beside {len(load)} CPU-bound processes and 8 "
+        f"pipelining connections: {differ} of 5 frames differ from the quiet run's; seconds "
+        f"{seconds} (quiet {quiet['seconds']:.1f}); routine_timeouts {timeouts}"
+    )
+
+
 PARTS = {
     "1": one_outside_post,
     "2": outside_requests_during_a_step,
     "3": documents_then_pipelining,
     "5": idle_connections,
     "6": malformed,
+    "7": a_run_beside_outsiders,
+    "8": one_seed_one_answer_under_load,
 }
 
 
@@ -417,11 +585,18 @@ def main(parts: list[str]) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", choices=("weather", "listing"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--nofile", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--parts", default="1,2,3,5,6", help="which figures (default all: 1,2,3,5,6; 3 gives 3 and 4)")
+    parser.add_argument("--outsider", choices=("pipelining", "reconnecting"), help=argparse.SUPPRESS)
+    parser.add_argument("--ports", help=argparse.SUPPRESS)
+    parser.add_argument("--connections", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--parts", default="1,2,3,5,6,7,8", help="which figures (default all: 1,2,3,5,6,7,8; 3 gives 3 and 4)"
+    )
     args = parser.parse_args()
-    if args.child:
+    if args.outsider:
+        outsider(args.outsider, [int(port) for port in args.ports.split(",")], args.connections)
+    elif args.child:
         child(args.child, args.nofile)
     else:
         main(args.parts.split(","))
