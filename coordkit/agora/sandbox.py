@@ -126,7 +126,7 @@ from coordkit.agora.sandbox_worker import (
     write_frame,
 )
 
-DEFAULT_MAX_LINES = 1_000_000  # a schema routine's call runs a few hundred; a second of CPU runs about 5 million
+DEFAULT_MAX_LINES = 1_000_000  # a schema routine's call runs under 200; a second of CPU runs about 5 million
 MAX_LINES = 10_000_000
 DEFAULT_TIMEOUT_S = 30.0  # the safety net: far beyond what a busy machine makes of a call within its line budget
 DEFAULT_MEMORY_MB = 64
