@@ -36,8 +36,7 @@ import re
 import stat
 import uuid
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
 import pandas as pd
@@ -84,35 +83,33 @@ def computed(figure: figures.Figure, seeds: int, base_seed: int, *, fresh: bool 
     """``figure.compute(seeds, base_seed)``, read from the cache when this kit has computed it before (unless
     ``fresh``), else computed (on the engine in use: :func:`coordkit.engines.using`) and kept."""
     labels = {"format": FORMAT, "figure": figure.id, "seeds": seeds, "base_seed": base_seed, "code": fingerprint()}
-    with _opened() as cache:
+    cache = _cache_folder()
+    try:
         kept = None if fresh or cache is None else _read(cache, labels)
         if kept is not None:
             return kept
         data = figure.compute(seeds, base_seed)
         if cache is not None:
             _keep(cache, labels, data)
-    return data
+        return data
+    finally:
+        if cache is not None:
+            os.close(cache)
 
 
 def _stem(labels: dict) -> str:
     return f"{labels['figure']}--{labels['seeds']}-seeds--base-{labels['base_seed']}--{labels['code']}"
 
 
-@contextmanager
-def _opened() -> Iterator[int | None]:
-    """The figures folder, opened, made if needed; None (after a warning) when it cannot be used."""
-    cache = None
+def _cache_folder() -> int | None:
+    """The figures folder, opened (made if needed); None, after a warning, when it cannot be used."""
     try:
-        cache = _private_folder(folder())
+        return _private_folder(folder())
     except _Refused as error:
         _warn(f"the figure cache is not used, so figures are computed every time: {error}")
     except OSError as error:
         _warn(f"the figure cache {folder()} cannot be used ({error.strerror}), so figures are computed every time")
-    try:
-        yield cache
-    finally:
-        if cache is not None:
-            os.close(cache)
+    return None
 
 
 def _private_folder(figures_folder: Path) -> int:
