@@ -230,6 +230,12 @@ def test_conversation_roles_can_be_llms_with_the_papers_prompts():
 # --- the figures ------------------------------------------------------------------------------------------------
 
 
+def test_the_chi_square_across_strategies_is_undefined_when_every_trial_has_the_same_outcome():
+    frame = pd.DataFrame({"strategy": ["pressure_field", "hierarchical"] * 2, "solved": True})
+    chi = ex.strategy_tests(frame).set_index("test").loc["chi-square across strategies"]
+    assert math.isnan(chi["statistic"]) and math.isnan(chi["p_value"])
+
+
 def test_conversation_trials_scale_with_the_seeds_as_in_the_papers_design():
     assert [ex.conversation_seeds(30, c) for c in ("main", "escalation", "easy")] == [18, 20, 20]
     assert ex.conversation_seeds(3, "escalation") == 2 and ex.conversation_seeds(1, "main") == 1
@@ -397,8 +403,8 @@ def test_the_trace_reads_a_trial_tick_by_tick():
     assert list(lines.columns) == ["tick", "focus", "patch", "row P", "total P", "inhibited"]
     assert len(lines) == model.steps and lines["total P"].iloc[-1] == 0
     first = lines.iloc[0]
-    assert (first["focus"], first["row P"], first["inhibited"]) == ("1", "2 → 1", "1")
-    assert first["patch"] == "(1,3) = 7 ✓"  # as read by hand in notebook 03, §2
+    assert (first["focus"], first["row P"], first["inhibited"]) == ("3", "2 → 1", "3")
+    assert first["patch"] == "(3,6) = 7 ✓"  # as read by hand in notebook 03, §2
 
 
 def test_a_solved_square_is_drawn_as_solved_and_the_fitness_chart_keeps_its_width():
@@ -439,36 +445,36 @@ def drawn(model: PressureField, kind: str) -> list[dict]:
 
 def test_the_state_view_shows_the_square_and_the_rows_the_actors_work_on_as_the_model_holds_them():
     model = PressureField(rng=0)
-    assert [record["text"] for record in drawn(model, "cell")][:7] == ["7", "2", "4", "1", "", "6", "3"]
+    assert [record["text"] for record in drawn(model, "cell")][:7] == ["1", "3", "2", "4", "7", "6", "5"]
     for _ in range(2):
         model.step()
-    # tick 2 of notebook 03's trace: the actors on row 3 put a second 6 in it, (3,2) = 6
-    assert model.focus_rows == [3] and [(p.row, p.column, p.value) for p in model.applied] == [(3, 2, 6)]
+    # tick 2 of notebook 03's trace: the actors on row 6 put a 1 under row 5's given 1, (6,5) = 1
+    assert model.focus_rows == [6] and [(p.row, p.column, p.value) for p in model.applied] == [(6, 5, 1)]
     cells = {(record["y0"], record["x0"]): record for record in drawn(model, "cell")}
-    assert [cells[3, c]["pressure"] for c in range(7)] == [0, 5, 5, 0, 0, 0, 1]  # two 6s share 10; a hole 1
+    assert [cells[6, c]["pressure"] for c in range(7)] == [0, 0, 0, 0, 0, 10, 1]  # a column clash 10; a hole 1
     assert [record["pressure"] for record in cells.values()] == cell_pressures(model.grid).ravel().tolist()
     frames = [(b["x0"], b["x1"], b["y0"], b["y1"]) for b in drawn(model, "box") if b["stroke"] == viz.NEUTRAL]
-    assert frames == [(0, 7, 3, 4), (2, 3, 3, 4)]  # the row worked on, then the cell patched
+    assert frames == [(0, 7, 6, 7), (5, 6, 6, 7)]  # the row worked on, then the cell patched
     texts = {(t["x0"], t["y0"]): t["text"] for t in drawn(model, "text")}
-    assert texts[-0.9, 3.5] == "4 actors ▶" and sum(text.endswith("▶") for text in texts.values()) == 1
-    assert texts[7.8, 3.5] == "11" and texts[12, 3.5] == texts[12, 1.5] == "inhibited"  # rows 1 and 3 were patched
+    assert texts[-0.9, 6.5] == "4 actors ▶" and sum(text.endswith("▶") for text in texts.values()) == 1
+    assert texts[7.8, 6.5] == "11" and texts[12, 6.5] == texts[12, 3.5] == "inhibited"  # rows 3 and 6 were patched
     bold = {(t["x0"], t["y0"]) for t in drawn(model, "text") if t["fontWeight"] == "bold"}
-    assert (1.5, 3.5) in bold and (2.5, 3.5) not in bold  # the given 6 and the 6 the actors placed
+    assert (5.5, 5.5) in bold and (5.5, 6.5) not in bold  # row 5's given 1 and the 1 the actors placed under it
     spec = spec_of(charts.field_now(model))
     assert spec["title"] == [
-        "tick 2 of 100 · total pressure 15 · model 0.5B",
-        "4 actors on row 3; patch applied: (3,2) = 6",
+        "tick 2 of 100 · total pressure 25 · model 0.5B",
+        "4 actors on row 6; patch applied: (6,5) = 1",
     ]
 
 
 def test_the_state_view_says_why_no_row_is_worked_on():
     model = PressureField(rng=0)
-    while model.steps < 15:
+    while model.steps < 12:
         model.step()
-    # tick 15 of notebook 03's trace: row 5 is inhibited, and row 4, charged for row 5's clash, owns no cell to change
-    assert model.focus_rows == [] and model.pressures[4] == 10
+    # tick 12 of notebook 03's trace: row 6 is inhibited, and row 5, charged for row 6's clash, owns no cell to change
+    assert model.focus_rows == [] and model.pressures[5] == 10
     texts = {(t["x0"], t["y0"]): t["text"] for t in drawn(model, "text")}
-    assert texts[12, 4.5] == "nothing to change" and texts[12, 5.5] == "inhibited"
+    assert texts[12, 5.5] == "nothing to change" and texts[12, 6.5] == "inhibited"
     assert not any(text.endswith("▶") for text in texts.values())
     assert [b for b in drawn(model, "box") if b["stroke"] == viz.NEUTRAL] == []
     assert spec_of(charts.field_now(model))["title"][1].startswith("no row activated")
@@ -478,8 +484,8 @@ def test_the_player_plays_the_trial_of_section_2_to_its_solved_square():
     panel = panels.player_panel()
     assert list(panel.values) == [*panels.PLAYED, "seed"] and panel.values["seed"] == 0
     assert panel.model.steps == 0 and panel.model.running
-    assert panel.run_to_end().steps == 17 and panel.model.solved  # the §2 trace: solved in 17 ticks
-    assert panel.output.children[0].spec["title"][0] == "tick 17 of 100 · total pressure 0 · solved"
+    assert panel.run_to_end().steps == 22 and panel.model.solved  # the §2 trace: solved in 22 ticks
+    assert panel.output.children[0].spec["title"][0] == "tick 22 of 100 · total pressure 0 · solved"
     choose(panel, "strategy", "sequential")  # a new trial at tick 0; sequential keeps no fitness and plays one actor
     assert panel.model.steps == 0
     assert {name for name, control in panel.controls.items() if control.disabled} == {
@@ -513,7 +519,7 @@ def test_the_explore_panel_builds_the_notebooks_controls_and_replays_on_a_change
     assert spans["failure"][2] == 0.01 and spans["max_ticks"] == (20, 200, 10)
     labels = {name: c.description for name, c in panel.controls.items()}
     assert labels["decay_rate"] == "decay rate λ" and labels["empty"] == "empty cells"
-    assert panel.result.solved and panel.result.steps == 17  # trial seed 0, as traced in §2
+    assert panel.result.solved and panel.result.steps == 22  # trial seed 0, as traced in §2
     panel.controls["decay_rate"].value = 0.0  # a decay rate of 0 switches decay off
     assert not panel.result.decay and panel.last_error is None
     panel.controls["failure"].value = 1.0  # no usable proposal: nothing is ever patched

@@ -8,6 +8,7 @@ are the paper's LLM actors when ``llm`` is given (then the cells play in this pr
 recording cannot travel to worker processes), rule-based actors otherwise.
 """
 
+import math
 from dataclasses import dataclass
 from functools import partial
 
@@ -35,9 +36,11 @@ def strategy_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def strategy_tests(frame: pd.DataFrame) -> pd.DataFrame:
-    """The chi-square across strategies and Fisher's exact test for each pair the paper discusses."""
+    """The chi-square across strategies and Fisher's exact test for each pair the paper discusses. The chi-square is
+    NaN when every trial has the same outcome (all solved, or none), where it is undefined."""
     table = strategy_table(frame).set_index("strategy")
-    chi = stats.chi_square(table["successes"], table["n"])
+    same = table["successes"].sum() in (0, table["n"].sum())
+    chi = stats.TestResult(math.nan, math.nan) if same else stats.chi_square(table["successes"], table["n"])
     rows = [("chi-square across strategies", chi.statistic, chi.p_value)]
     pairs = [TOP_TIER] + [(top, low) for top in TOP_TIER for low in (*BASELINES, "conversation")]
     for a, b in pairs:
@@ -114,7 +117,7 @@ def compare_table2(frame: pd.DataFrame) -> pd.DataFrame:
     )
     extra = pd.DataFrame(
         [
-            ("chi-square across strategies", chi_paper, f"{chi['statistic']:.1f}, p = {chi['p_value']:.1e}"),
+            ("chi-square across strategies", chi_paper, _chi_square_text(chi)),
             (
                 "Fisher: pressure-field vs hierarchical",
                 _p(paper.value("fisher_p", "pressure_field vs hierarchical")),
@@ -124,6 +127,12 @@ def compare_table2(frame: pd.DataFrame) -> pd.DataFrame:
         columns=["metric", "paper", "kit"],
     )
     return pd.concat([compare_rates(frame, "pressure-table2"), extra], ignore_index=True)
+
+
+def _chi_square_text(chi: pd.Series) -> str:
+    if math.isnan(chi["statistic"]):
+        return "undefined: every trial had the same outcome"
+    return f"{chi['statistic']:.1f}, p = {chi['p_value']:.1e}"
 
 
 def compare_ablation(frame: pd.DataFrame) -> pd.DataFrame:

@@ -54,7 +54,7 @@ from coordkit.pressure.policies import (
     target_cells,
 )
 from coordkit.pressure.pressure import conflicts, row_pressures
-from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, puzzle_for
+from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, Puzzle, make_puzzle, puzzle_for
 from coordkit.pressure.strategies import STRATEGIES, Roles
 
 MODES = ("paper", "published")
@@ -239,10 +239,18 @@ class PressureField(Model):
         relations=(_holes_fit_the_grid,),
     )
 
+    random_streams = {
+        "puzzle": ("n", "empty"),  # the square and its holes: every strategy and setting at a seed gets this puzzle
+        "actor": (),  # actor k's own, five uniforms a proposal (RuleActor): actor k keeps them as agent_count moves
+        "temperature": (),  # LLM actor k's own, its sampling temperatures
+        "rows": (),  # the random baseline's row, one uniform a tick
+        "proposer": (),  # the conversation's Proposer, five uniforms an attempt
+        "validator": (),  # the conversation's Validator, one uniform a check
+    }
+
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
-        seed = int(rng) if isinstance(rng, (int, np.integer)) else int(self.rng.integers(2**32))
-        self.puzzle = puzzle_for(self.n, self.empty, seed)
+        self.puzzle = self._draw_puzzle(rng)
         self.grid = self.puzzle.grid.copy()
         self.editable = self.puzzle.grid == EMPTY
         self.coordination = STRATEGIES[self.strategy]
@@ -251,7 +259,7 @@ class PressureField(Model):
         self.skills = escalation_skills(self.skill) if self.escalation else (self.skill,)
         self.tier, self.stalled = 0, 0
         self.regions = [Region(i) for i in range(self.n)]
-        self.actors = [Actor(self, self._actor_policy()) for _ in range(self.coordination.actors(self.agent_count))]
+        self.actors = [Actor(self, self._actor_policy(k)) for k in range(self.coordination.actors(self.agent_count))]
         self.roles = self._conversation_roles() if self.strategy == "conversation" else None
         self.pressures = row_pressures(self.grid)
         self.initial_pressure = self.best = int(self.pressures.sum())
@@ -272,15 +280,22 @@ class PressureField(Model):
         self.datacollector.collect(self)
         self.running = self.initial_pressure > 0
 
-    def _actor_policy(self) -> Policy:
-        rule = RuleActor(self.rng, failure=self.failure)
-        return rule if self.llm is None else actor_policy(self.llm, rule, self.rng)
+    def _draw_puzzle(self, rng) -> Puzzle:
+        """The trial's puzzle from its "puzzle" stream; made once per seed (:func:`puzzle_for`) when ``rng`` is one."""
+        if isinstance(rng, int | np.integer):
+            return puzzle_for(self.n, self.empty, int(rng))
+        return make_puzzle(self.n, self.empty, self.streams("puzzle"))
+
+    def _actor_policy(self, k: int) -> Policy:
+        """Actor ``k``'s policy, drawing from its own streams."""
+        rule = RuleActor(self.streams("actor", k), failure=self.failure)
+        return rule if self.llm is None else actor_policy(self.llm, rule, self.streams("temperature", k))
 
     def _conversation_roles(self) -> Roles:
         rules = Roles(
             RuleCoordinator(),
-            RuleProposer(self.rng, failure=self.failure),
-            RuleValidator(self.rng, self.validator_error),
+            RuleProposer(self.streams("proposer"), failure=self.failure),
+            RuleValidator(self.streams("validator"), self.validator_error),
         )
         if self.llm is None:
             return rules

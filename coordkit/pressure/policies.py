@@ -7,6 +7,10 @@ Model escalation raises the skill through five tiers (0.5B → 14B in the paper,
 ``failure`` a proposal is unusable and yields no patch at all (the small models' replies the code cannot use;
 :mod:`coordkit.pressure.calibration` fits it to the paper).
 
+Each decision draws a fixed block of uniforms from the policy's generator and maps them to its choices (inverse
+transform, :func:`pick`), whatever the row looks like: so an actor's k-th proposal uses the same random numbers in
+two runs at one seed, whatever the settings (the synchronisation common random numbers need, :mod:`coordkit.streams`).
+
 The conversation baseline's roles (Appendix B), as rules: the :class:`RuleCoordinator` picks the row with the
 highest pressure, the :class:`RuleProposer` is a skill-based actor that avoids proposals already rejected, and the
 :class:`RuleValidator` checks the row and the column but errs with probability ``error``.
@@ -91,6 +95,11 @@ class Check:
     column: tuple[int, ...]
 
 
+def pick(options, u: float):
+    """The option a uniform ``u`` in [0, 1) picks, each with equal chance."""
+    return options[int(u * len(options))]
+
+
 def target_cells(view: RowView) -> list[int]:
     """Where a patch can help: the asked-about positions, else editable empty cells, else editable cells whose
     value conflicts."""
@@ -107,7 +116,8 @@ class RuleActor(Policy):
 
     With examples in its view, it copies a remembered fix for the same column with probability ``example_trust``
     — a cue that does not transfer in a Latin square (that value is already in the column), the kit's model of
-    why the paper's few-shot examples did not help (§6.3.2).
+    why the paper's few-shot examples did not help (§6.3.2). Every decision draws five uniforms from ``rng``: for
+    the failure, the cell, the example, the skill and the value.
     """
 
     rng: np.random.Generator
@@ -118,17 +128,18 @@ class RuleActor(Policy):
     classifier = Classifier(stochastic=True)
 
     def decide(self, assignment: Assignment) -> Patch | None:
+        unusable, where, recall, informed, symbol = self.rng.random(5)
         view = assignment.view
         cells = target_cells(view)
-        if not cells or (self.failure > 0 and self.rng.random() < self.failure):
+        if not cells or unusable < self.failure:
             return None
-        column = int(self.rng.choice(cells))
+        column = pick(cells, where)
         remembered = [value for c, value in view.examples if c == column]
-        if remembered and self.rng.random() < self.example_trust:
+        if remembered and recall < self.example_trust:
             return Patch(view.row, column, int(remembered[-1]))
-        if view.available[column] and self.rng.random() < assignment.skill:
-            return Patch(view.row, column, int(self.rng.choice(view.available[column])))
-        return Patch(view.row, column, int(self.rng.integers(1, view.n + 1)))
+        if view.available[column] and informed < assignment.skill:
+            return Patch(view.row, column, int(pick(view.available[column], symbol)))
+        return Patch(view.row, column, 1 + int(symbol * view.n))
 
 
 @dataclass(frozen=True)

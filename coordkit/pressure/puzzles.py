@@ -1,7 +1,8 @@
 """Latin squares and puzzles with exactly one completion (§6.1.1).
 
 Squares are drawn uniformly with the Jacobson–Matthews Markov chain; a puzzle removes cells in random order and
-keeps a removal only while a solver still finds exactly one completion.
+keeps a removal only while a solver still finds exactly one completion. A trial's puzzle comes from its own random
+stream, "puzzle" (:mod:`coordkit.streams`), so that it depends on the seed, ``n`` and ``empty`` only.
 """
 
 import random
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from coordkit.streams import stream_sequence
 
 EMPTY = 0
 MIN_SIZE, MAX_SIZE = 2, 16  # the smallest Latin square with a hole to fill; the largest the solver handles
@@ -147,8 +150,9 @@ def make_puzzle(n: int, empty: int, rng: np.random.Generator, attempts: int = 20
 
 @lru_cache(maxsize=4096)
 def puzzle_for(n: int, empty: int, seed: int) -> Puzzle:
-    """The puzzle of a trial seed, made once: strategies compared on the same seed see the same puzzle."""
-    puzzle = make_puzzle(n, empty, np.random.default_rng(seed))
+    """The puzzle of trial seed ``seed``, made once from the seed's "puzzle" stream (the one
+    ``PressureField(rng=seed)`` draws it from): strategies compared on the same seed see the same puzzle."""
+    puzzle = make_puzzle(n, empty, np.random.default_rng(stream_sequence(seed, "puzzle")))
     puzzle.grid.setflags(write=False)
     puzzle.solution.setflags(write=False)
     return puzzle

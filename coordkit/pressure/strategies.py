@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from coordkit.policies import Policy
-from coordkit.pressure.policies import Board, Check, Patch, Turn, target_cells
+from coordkit.pressure.policies import Board, Check, Patch, Turn, pick, target_cells
 from coordkit.pressure.puzzles import EMPTY
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class SequentialStrategy(RowStrategy):
 
 
 class RandomStrategy(RowStrategy):
-    """Any row, drawn uniformly, in both modes."""
+    """Any row, drawn uniformly from the model's "rows" stream, in both modes."""
 
     name = "random"
 
@@ -125,7 +125,7 @@ class RandomStrategy(RowStrategy):
         return [self.published_row(model)]
 
     def published_row(self, model: "PressureField") -> int:
-        return int(model.rng.integers(model.n))
+        return pick(range(model.n), model.streams("rows").random())
 
 
 @dataclass(frozen=True)
