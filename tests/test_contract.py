@@ -15,6 +15,7 @@ Parametrised over the registries, so a new family is tested as soon as its ``exp
 The policies' contract is in ``test_policy_contract.py``.
 """
 
+import dataclasses
 import importlib
 import inspect
 import json
@@ -22,6 +23,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +31,7 @@ import pandas as pd
 import pytest
 import vl_convert
 
-from coordkit import cli, figures, papers, views
+from coordkit import cli, figure_cache, figures, papers, views
 from coordkit.families import families
 from coordkit.figures import COMPARISON
 from coordkit.live_chart import spec_of
@@ -43,6 +45,15 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = (5e-324, 1e-310, 1e-300)  # the smallest subnormal, a subnormal, and a tiny normal number
 GUIDE_FILES = ("model.py", "agents.py", "policies.py", "experiments.py", "charts.py", "panels.py")
 LLM_FILES = ("llm_policies.py", "stand_in.py")
+
+
+def without_compute(figure):
+    """``figure`` with a compute that fails: what it gives must come from the cache."""
+
+    def compute(*_):
+        raise AssertionError(f"{figure.id} was computed again instead of read from the figure cache")
+
+    return dataclasses.replace(figure, compute=compute)
 
 
 def _importable() -> tuple[list[str], dict[str, str]]:
@@ -91,9 +102,15 @@ def figure(request):
 
 
 @pytest.mark.parametrize("seeds", [1, 2])
-def test_a_figure_computes_compares_and_charts(figure, seeds):
+def test_a_figure_computes_compares_and_charts(figure, seeds, tmp_path, monkeypatch):
     data = figure.compute(seeds, 0, **figure.small)
     assert isinstance(data, pd.DataFrame) and len(data) > 0
+    monkeypatch.setenv("COORDKIT_CACHE", str(tmp_path))  # the figure cache keeps it and gives it back exactly
+    kept = dataclasses.replace(figure, compute=lambda *_: data.copy(deep=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", figure_cache.FigureCacheWarning)  # "not kept" would fail here
+        figure_cache.computed(kept, seeds, 0)
+        assert figure_cache.difference(figure_cache.computed(without_compute(kept), seeds, 0), data) is None
     comparison = figure.compare(data)
     assert list(comparison.columns) == COMPARISON
     assert len(comparison) > 0 and comparison["metric"].map(bool).all()

@@ -8,7 +8,6 @@ import hashlib
 import os
 import pickle
 import random
-import warnings
 from contextlib import nullcontext
 
 import numpy as np
@@ -61,18 +60,6 @@ def test_a_figure_is_computed_once_and_read_back_exactly(cache):
     path = only_file(cache, "rep-beer-fig1")
     assert figure_cache.FILE.fullmatch(path.name)["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert path.stat().st_mode & 0o777 == 0o600 and cache.stat().st_mode & 0o777 == 0o700
-
-
-@pytest.mark.parametrize("figure_id", sorted(figures.all_figures()))
-def test_every_figures_data_comes_back_exactly(figure_id):
-    """Each registered figure at its small size: kept on the first call, read back exactly on the second."""
-    registered = figures.get(figure_id)
-    data = registered.compute(1, 0, **registered.small)
-    figure, calls = counting(figure_id, data)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", figure_cache.FigureCacheWarning)  # "not kept" would fail here
-        figure_cache.computed(figure, 1, 0)
-        assert exactly(figure_cache.computed(figure, 1, 0), data) and len(calls) == 1
 
 
 def test_other_seeds_or_fresh_compute_again(cache):
