@@ -58,8 +58,9 @@ def failing_run(x: int, seed: int) -> dict[str, int]:
 
 
 def slow_run(x: int, seed: int) -> dict[str, float]:
-    """One row after 20 ms of work, so that a sweep can be killed half way."""
-    time.sleep(0.02)
+    """One row after 100 ms of work, so that a sweep can be killed half way: the 50 runs after the 30th take 5 s,
+    more than a loaded machine keeps the test from noticing the 30th."""
+    time.sleep(0.1)
     return {"value": float(np.random.default_rng(seed).normal() + x)}
 
 

@@ -3,6 +3,7 @@ server's limits: a fixed number is never exceeded, the adaptive limit settles be
 recovers after a burst of refusals, quota headers hold calls back, and connections are kept across rounds."""
 
 import asyncio
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -90,7 +91,13 @@ def test_quota_headers_hold_new_calls_until_the_reset(make):
 
 
 def test_connections_are_kept_from_round_to_round(make):
-    with FakeLLMServer(latency_s=0.2) as server:  # long enough that all 30 calls are sent before one is answered
+    first_round = threading.Barrier(30, timeout=120)  # only stops a hung test
+
+    def all_sent_before_one_is_answered(index, _request):
+        if index < 30:
+            first_round.wait()
+
+    with FakeLLMServer(faults=all_sent_before_one_is_answered) as server:
         client = make(server)
         play(client, 30)
         opened = server.stats["connections"]
