@@ -170,7 +170,7 @@ def _where(found: dict) -> str:
     return found["kind"] if found["panel"] < 0 else f"panel {found['panel']}, {found['kind']}"
 
 
-def wait_for_charts_loaded(page, timeout: float = 15.0) -> None:
+def wait_for_charts_loaded(page, timeout: float = 90.0) -> None:
     """Wait until every <img> in the outputs has loaded (decoding a large SVG takes a moment)."""
     page.wait_for_function(
         """() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img')]
@@ -179,7 +179,7 @@ def wait_for_charts_loaded(page, timeout: float = 15.0) -> None:
     )
 
 
-def wait_for_live_charts(page, timeout: float = 30.0) -> None:
+def wait_for_live_charts(page, timeout: float = 120.0) -> None:
     """Wait until every live chart (a panel's, drawn by Vega in the page) has drawn and none is drawing; raise
     AssertionError if some are still on their static snapshot after ``timeout`` seconds (Vega never came)."""
     script = """() => [...document.querySelectorAll('.jp-Notebook .coordkit-live-chart')]

@@ -16,7 +16,7 @@ JS_NOTEBOOK = (
 )
 
 
-def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 90.0) -> None:
+def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 300.0) -> None:
     """Open notebook ``name`` of the server's copy in ``page`` and wait until its kernel is idle."""
     page.goto(lab.url(name))
     page.wait_for_function(
@@ -33,7 +33,7 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 90.0) -> No
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="attached")
 
 
-def save_notebook(page, lab: JupyterLab, name: str, timeout: float = 30.0) -> dict:
+def save_notebook(page, lab: JupyterLab, name: str, timeout: float = 120.0) -> dict:
     """Save the open notebook (the File menu's command) and return the file as written."""
     path = lab.root / name
     before = path.stat().st_mtime_ns
@@ -52,7 +52,7 @@ def save_notebook(page, lab: JupyterLab, name: str, timeout: float = 30.0) -> di
             time.sleep(0.1)
 
 
-def run_all(page, timeout: float = 180.0) -> float:
+def run_all(page, timeout: float = 1200.0) -> float:
     """Run All Cells (the menu's command) and wait until no cell is queued or running and the kernel is idle.
 
     Returns the seconds it took. Raises TimeoutError with the prompts still pending if it does not finish."""

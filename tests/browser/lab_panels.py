@@ -16,7 +16,7 @@ def panels(page):
     return page.locator(".jp-Notebook .coordkit-panel")
 
 
-def wait_for_panels(page, expected: int, timeout: float = 30.0) -> None:
+def wait_for_panels(page, expected: int, timeout: float = 120.0) -> None:
     """Wait until ``expected`` panels are shown and each status line says how its first run went."""
     page.wait_for_function(
         """(expected) => {
@@ -236,7 +236,7 @@ class Update:
         return self.status_after if STATUS_ERROR.match(self.status_after) else None
 
 
-def change_and_wait(panel, action: Callable[[], str], timeout: float = 60.0) -> Update:
+def change_and_wait(panel, action: Callable[[], str], timeout: float = 300.0) -> Update:
     """Do ``action`` (which changes a control of ``panel``) and wait until the panel has run again.
 
     Raises TimeoutError if the status line never went through "running…" to "done in"/"error:" in time."""

@@ -81,7 +81,7 @@ def press(panel, button: str) -> None:
     panel.locator(f".coordkit-player-{button}").click()
 
 
-def reset(panel, timeout: float = 60.0) -> None:
+def reset(panel, timeout: float = 300.0) -> None:
     """Press Reset and wait until the clock shows the new model at its step 0, not playing (the page hears of it a
     message later: a recording started before would begin with the old clock)."""
     press(panel, "reset")
@@ -107,7 +107,7 @@ def recorded(panel) -> Recording:
     return Recording([time for time, _ in found["draws"]], found["clocks"], found["statuses"])
 
 
-def play(panel, frames: int, timeout: float = 60.0) -> Recording:
+def play(panel, frames: int, timeout: float = 300.0) -> Recording:
     """Press Play and wait until ``frames`` frames are drawn or the run ends; what it drew."""
     record(panel)
     press(panel, "play")
@@ -122,12 +122,12 @@ def play(panel, frames: int, timeout: float = 60.0) -> Recording:
     return recorded(panel)
 
 
-def pause(panel, timeout: float = 30.0) -> int | None:
+def pause(panel, timeout: float = 120.0) -> int | None:
     """Press Pause, and wait until the clock says where Pause took hold ("paused at round 5", its ``data-paused-at``):
     that step, which the clock must go on showing (a step the kernel was running when Pause came finishes; none starts
     after). None if the run ended first (the button is then disabled, or the clock says the run ended)."""
     try:
-        panel.locator(".coordkit-player-play").click(timeout=2000)
+        panel.locator(".coordkit-player-play").click(timeout=10_000)
     except PlaywrightTimeoutError:
         if ENDED in clock(panel):
             return None
@@ -159,5 +159,5 @@ def set_speed(panel, frames_a_second: int) -> None:
     panel.page.wait_for_function(
         "([panel, value]) => panel.querySelector('.coordkit-player-speed .widget-readout').innerText.trim() === value",
         arg=[panel.element_handle(), str(frames_a_second)],
-        timeout=5000,
+        timeout=60_000,
     )

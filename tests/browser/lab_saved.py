@@ -106,7 +106,7 @@ def panels_shown(page) -> list[dict]:
     return page.evaluate(JS_PANELS_SHOWN, False)
 
 
-def wait_for_static_views(page, live: list[dict], timeout: float = 20.0) -> None:
+def wait_for_static_views(page, live: list[dict], timeout: float = 120.0) -> None:
     """Wait until each live panel's static view (hidden, in the notebook) holds the settings its controls show and the
     texts of the charts it draws: the page sends each chart's picture a moment after drawing it (after a player's
     last frame, too), then the kernel replaces the view. Raises TimeoutError naming the panels still behind."""
@@ -135,7 +135,7 @@ def without_widget_state(saved: dict) -> dict:
     return {**saved, "metadata": metadata}
 
 
-def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, timeout: float = 60.0) -> None:
+def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, timeout: float = 300.0) -> None:
     """Open ``name`` in a JupyterLab whose notebooks start no kernel, and wait until it shows ``panel_count`` panels,
     each as its widgets or as its static view."""
     page.goto(reader.url(name))

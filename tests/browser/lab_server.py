@@ -95,7 +95,7 @@ class JupyterLab:
     does for a reader who has none.
     """
 
-    def __init__(self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 90.0, starts_kernels: bool = True) -> None:
+    def __init__(self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 300.0, starts_kernels: bool = True) -> None:
         self.source = Path(notebooks)
         self.starts_kernels = starts_kernels
         self.startup_timeout = startup_timeout
@@ -226,7 +226,7 @@ def browser() -> Iterator[object]:
             chromium.close()
 
 
-def new_page(chromium, timeout_ms: float = 30_000):
+def new_page(chromium, timeout_ms: float = 120_000):
     """A page in a fresh browser context (no storage shared with other pages), 1400×1000."""
     context = chromium.new_context(viewport=VIEWPORT)
     page = context.new_page()
