@@ -188,11 +188,6 @@ class AhoyEnactment(Enactment, Model):
         relations=(_event_within_the_run,),
     )
 
-    random_streams = {
-        **Enactment.random_streams,
-        "keys": (),  # the Ahoy agent's fresh key values (only it mints them), whatever the goal or the protocols
-    }
-
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
         self.pursued_goal = self.goal or self.goal_from_parameters()

@@ -130,11 +130,15 @@ class Enactment:
     The model calls :meth:`set_up_enactment` in its ``__init__`` (after ``Model.__init__``, which checks the
     parameters and seeds ``rng``) and then collects the initial state; its ``step`` calls :meth:`exchange` and
     collects. It needs a ``max_delay`` parameter: a message in transit arrives 1..``max_delay`` steps after it is
-    sent (uniform, from its sender's "delay" stream, which the model declares in its ``random_streams``).
+    sent (uniform, from its sender's "delay" stream). Decision makers draw fresh key values from the "keys" stream
+    (``model.streams("keys")``).
     """
 
     max_delay: int
-    random_streams = {"delay": ()}  # per sender (keyed by its name): one uniform a message, whatever max_delay
+    random_streams = {
+        "delay": (),  # per sender (keyed by its name): one uniform a message, whatever max_delay
+        "keys": (),  # fresh values that decision makers mint for out keys (an rfq's ID), drawn whatever the settings
+    }
 
     def set_up_enactment(
         self, protocols: Iterable[Protocol], cast: Cast, classes: Mapping[str, type[ProtocolAgent]] | None = None
