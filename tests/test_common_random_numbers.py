@@ -63,6 +63,9 @@ def moved_values(param) -> list:
             return [option for option in param.options if option != param.default]
         case Flag():
             return [not param.default]
+        case Integer() | Real() if param.default is None:
+            # None means none (no cap, no event): the top of its slider (or its range), and its lowest value
+            return [(param.slider or (param.low, param.high))[1], param.low]
         case Integer():
             low, high = param.slider or (param.low, param.high)
             near = {param.default - 1, param.default + 1, high} - {param.default}
@@ -97,25 +100,53 @@ def _differ(a: list, b: list) -> int | None:
     return None
 
 
+def switches(model) -> list[dict]:
+    """Settings to start from besides the defaults: each choice and flag moved, and each number whose default is 0
+    moved off it, since those switch mechanisms on that the defaults never play (A2A's attention, demand noise)."""
+    return [
+        {param.name: moved_values(param)[0]}
+        for param in model.parameters
+        if moved_values(param) and (isinstance(param, Choice | Flag) or param.default == 0)
+    ]
+
+
+def _governed_moves(model, start: dict, values_of) -> tuple[set[str], list[str]]:
+    """Play ``start`` and each parameter moved from it to each of ``values_of(param)``: the parameters that could be
+    moved, and each stream a move changed that the parameter does not govern."""
+    base = _draws(model, **start)
+    playable, failures = set(), []
+    for param in model.parameters:
+        if param.name in start:
+            continue
+        for value in values_of(param):
+            try:
+                other = _draws(model, **{**start, param.name: value})
+            except ParameterError:
+                continue  # a value the other settings do not allow (an LLM player without a client, say)
+            playable.add(param.name)
+            for key in sorted(base.keys() & other.keys()):
+                where = _differ(base[key], other[key])
+                if param.name not in model.random_streams.get(key[0], ()) and where is not None:
+                    failures.append(f"from {start or 'the defaults'}, {param.name}={value!r} changed {key} at {where}")
+    return playable, failures
+
+
 @pytest.mark.usefixtures("recorded_streams")
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_a_parameter_moves_only_the_random_streams_it_governs(name):
+    """From the defaults every parameter moves to each of its moved values; from each switch, to its first one."""
     model = MODELS[name]
-    base = _draws(model)
-    moved, failures = 0, []
-    for param in model.parameters:
-        for value in moved_values(param):
-            try:
-                other = _draws(model, **{param.name: value})
-            except ParameterError:
-                continue  # a value the other defaults do not allow (an LLM player without a client, say)
-            moved += 1
-            for key in sorted(base.keys() & other.keys()):
-                governed = model.random_streams.get(key[0], ())
-                where = _differ(base[key], other[key])
-                if param.name not in governed and where is not None:
-                    failures.append(f"{param.name}={value!r} changed stream {key} from draw {where}")
-    assert moved >= len([p for p in model.parameters if moved_values(p)]), f"only {moved} moves could be played"
+    playable, failures = _governed_moves(model, {}, moved_values)
+    for start in switches(model):
+        try:
+            model(**{**model.small, **start})
+        except ParameterError:
+            continue
+        more, failed = _governed_moves(model, start, lambda param: moved_values(param)[:1])
+        playable |= more
+        failures += failed
+    unplayed = [p.name for p in model.parameters if moved_values(p) and p.name not in playable]
+    assert not unplayed, f"{name}: no move of {unplayed} could be played"
     assert not failures, "\n".join(failures)
 
 
