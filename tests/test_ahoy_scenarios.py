@@ -230,7 +230,8 @@ def test_every_parameter_is_bounded_and_checked(params, problem):
 def test_a_run_stops_at_its_step_and_time_limits():
     assert AhoyEnactment(max_steps=3).run().steps == 3
     stopped = AhoyEnactment(time_limit_s=1e-9).run()  # §3.3's time limit: any step takes longer
-    assert stopped.steps == 1 and not stopped.finished()
+    assert stopped.steps == 1 and not stopped.finished() and stopped.summary()["out_of_time"]
+    assert not AhoyEnactment(max_steps=3).run().summary()["out_of_time"]  # off by default: nothing depends on time
 
 
 def test_the_frame_has_a_row_per_step_from_the_initial_state():

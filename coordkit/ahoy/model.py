@@ -209,6 +209,8 @@ class AhoyEnactment(Enactment, Model):
                 self.seats.append(self.ahoy.decision(Seat(protocol, role, policy)))
         self.asked: list[str] = []  # the items of the external events injected so far
         self.started_at: float | None = None  # wall time of the first step, for time_limit_s
+        # whether time_limit_s stopped the run: the one outcome that depends on the machine's speed (off by default)
+        self.out_of_time = False
         self.datacollector.collect(self)
 
     def goal_from_parameters(self) -> Goal:
@@ -233,8 +235,8 @@ class AhoyEnactment(Enactment, Model):
         event_due = self.event_step is not None and self.steps < self.event_step
         quiet = not event_due and not self.in_transit and len(self.log) == sent_before
         out_of_calls = self.max_llm_calls is not None and self.llm_calls >= self.max_llm_calls
-        out_of_time = self.time_limit_s is not None and time.perf_counter() - self.started_at > self.time_limit_s
-        return self.finished() or quiet or self.steps >= self.max_steps or out_of_calls or out_of_time
+        self.out_of_time = self.time_limit_s is not None and time.perf_counter() - self.started_at > self.time_limit_s
+        return self.finished() or quiet or self.steps >= self.max_steps or out_of_calls or self.out_of_time
 
     def finished(self) -> bool:
         """Every agent is done (the Ahoy agent with its goal and the events' items) and nothing is in transit."""
@@ -273,8 +275,9 @@ class AhoyEnactment(Enactment, Model):
 
     def summary(self) -> dict:
         """Messages in all and sent by the Ahoy agent, per protocol, the Ahoy agent's decisions, LLM calls and
-        fallbacks, violations, whether the run terminated (:meth:`finished`), and the delivery a FlexiblePurchase
-        run took ("" for the other protocols)."""
+        fallbacks, violations, whether the run terminated (:meth:`finished`), whether the wall-clock time limit
+        stopped it (then it does not repeat), and the delivery a FlexiblePurchase run took ("" for the other
+        protocols)."""
         return {
             "messages": len(self.log),
             "ahoy_messages": sum(entry["sender"] == AHOY for entry in self.log),
@@ -284,5 +287,6 @@ class AhoyEnactment(Enactment, Model):
             "llm_fallbacks": self.llm_fallbacks,
             "violations": self.violations,
             "terminated": self.finished(),
+            "out_of_time": self.out_of_time,
             "delivery": self.delivery_path() if "FlexiblePurchase" in self.in_play else "",
         }
