@@ -13,7 +13,8 @@ input ``body`` comes from another agent. We defend the kit's process, the machin
 routine that tries to:
 
 - run forever (a loop, a sleep): a call may run ``max_lines`` lines of Python (its *budget*, counted by the child
-  itself: the same on every run, whatever the machine's load), then it ends with ``budget``; that is what decides a
+  itself, each turn of a loop counted too: the same on every run, whatever the machine's load), then it ends with
+  ``budget``; that is what decides a
   routine that computes too long (issue 43: one seed, one answer). The wall clock is the *safety net*, for what the
   budget does not count (a sleep, a long computation in C within one line, a routine that escapes the count): the
   worker kills a call at ``timeout_s`` of wall time (30 s by default, over a hundred times what a call within the

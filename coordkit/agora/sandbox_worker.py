@@ -712,7 +712,8 @@ def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool
 
 def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None]:
     """Count every line of Python this process runs (``sys.monitoring``'s LINE events: the routine's, and the
-    standard library's it calls) and end it with ``_EXIT_BUDGET`` once a call has run its budget; returns the setter,
+    standard library's it calls), and every jump back to the start of a loop (JUMP events: a loop on one line,
+    ``while True: pass``, runs no new line), and end it with ``_EXIT_BUDGET`` once a call has run its budget; returns the setter,
     ``count_lines(n)`` to allow the next ``n`` lines, ``count_lines(None)`` to stop counting.
 
     Why lines, not time: the same source on the same body runs the same lines on any machine under any load, so a
@@ -726,7 +727,7 @@ def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None
     monitoring = sys.monitoring
     left = [_UNCOUNTED]
 
-    def line(code, number) -> None:
+    def line(*_event) -> None:  # a LINE event (code, line) or a JUMP event (code, from, to)
         left[0] -= 1
         if left[0] < 0:
             exit_now(_EXIT_BUDGET)
@@ -736,7 +737,8 @@ def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None
 
     monitoring.use_tool_id(_BUDGET_TOOL, "coordkit line budget")
     monitoring.register_callback(_BUDGET_TOOL, monitoring.events.LINE, line)
-    monitoring.set_events(_BUDGET_TOOL, monitoring.events.LINE)
+    monitoring.register_callback(_BUDGET_TOOL, monitoring.events.JUMP, line)
+    monitoring.set_events(_BUDGET_TOOL, monitoring.events.LINE | monitoring.events.JUMP)
     del sys.monitoring
     return count_lines
 
