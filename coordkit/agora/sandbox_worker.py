@@ -713,8 +713,8 @@ def _confine(request: dict, workdir: str, out: int, cpu_s: int, *, threads: bool
 def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None]:
     """Count every line of Python this process runs (``sys.monitoring``'s LINE events: the routine's, and the
     standard library's it calls), and every jump back to the start of a loop (JUMP events: a loop on one line,
-    ``while True: pass``, runs no new line), and end it with ``_EXIT_BUDGET`` once a call has run its budget; returns the setter,
-    ``count_lines(n)`` to allow the next ``n`` lines, ``count_lines(None)`` to stop counting.
+    ``while True: pass``, runs no new line), and end it with ``_EXIT_BUDGET`` once a call has run its budget;
+    returns the setter, ``count_lines(n)`` to allow the next ``n`` lines, ``count_lines(None)`` to stop counting.
 
     Why lines, not time: the same source on the same body runs the same lines on any machine under any load, so a
     routine that runs out does so on every run, at the same line (a count of CPU time would vary with the load's
