@@ -95,7 +95,9 @@ class JupyterLab:
     does for a reader who has none.
     """
 
-    def __init__(self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 300.0, starts_kernels: bool = True) -> None:
+    def __init__(
+        self, notebooks: Path = NOTEBOOKS, startup_timeout: float = 300.0, starts_kernels: bool = True
+    ) -> None:
         self.source = Path(notebooks)
         self.starts_kernels = starts_kernels
         self.startup_timeout = startup_timeout
