@@ -3,18 +3,21 @@ server's limits: a fixed number is never exceeded, the adaptive limit settles be
 recovers after a burst of refusals, quota headers hold calls back, and connections are kept across rounds."""
 
 import asyncio
+import random
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coordkit.llm import Ledger, LLMRequest, MeteredClient, aio
 from coordkit.llm.anthropic_client import AnthropicClient
 from coordkit.llm.fake_server import FakeLLMServer, Fault
 from coordkit.llm.openai_compat import OpenAICompatibleClient
-from coordkit.llm.throttle import BACKOFF, INITIAL_LIMIT, PROBE_AFTER, Concurrency, quota_pause_s
+from coordkit.llm.throttle import BACKOFF, INITIAL_LIMIT, PROBE_AFTER, CallRecord, Concurrency, quota_pause_s
 
 ASK = LLMRequest.user("You order beer.", "How many cases?")
 CLIENTS = {
@@ -189,3 +192,66 @@ def test_reset_headers_are_read_as_times_and_as_durations():
     assert pause(x_ratelimit_remaining_requests="3", x_ratelimit_reset_requests="20s") == 0
     assert pause(x_ratelimit_remaining_requests="0", x_ratelimit_reset_requests="soon") == 0
     assert pause(x_ratelimit_remaining_requests="0", x_ratelimit_reset_requests="99h") == 60
+
+
+# --- the invariant: the limit stays in [1, ceiling], and every call ends ---
+
+
+def test_two_refusals_in_a_row_at_one_call_in_flight_leave_a_slot():
+    limit = Concurrency()
+    for _ in range(3):  # one call, refused again and again at the level refused before
+        [ticket] = start(limit, 1)
+        limit.refused(ticket)
+        limit.release()
+        assert limit.limit == 1
+    assert start(limit, 1)  # the next call still gets its slot (it waited forever when the limit fell to 0)
+
+
+OUTCOMES = ("answer", "answer with the quota used up", "refused", "overloaded", "timed out", "cancelled")
+
+
+async def random_schedule(seed: int, callers: int, fixed: int | None) -> None:
+    """``callers`` calls at once, each answered at random over up to 5 attempts (a refusal gives its slot up and
+    queues again, as the clients do) and some cancelled while they wait; the limit is checked after every event."""
+    rng = random.Random(seed)
+    limit = Concurrency(fixed, max_pause_s=0.001)
+
+    def check():
+        assert 1 <= limit.limit <= limit.ceiling and 0 <= limit.in_flight <= max(int(limit.limit), limit.peak)
+
+    async def call():
+        record = CallRecord()
+        try:
+            for _ in range(5):
+                await limit.hold(record)
+                check()
+                await asyncio.sleep(0)  # let the others run while this attempt is out
+                outcome = rng.choices(OUTCOMES, weights=(60, 1, 20, 10, 8, 1))[0]
+                if outcome.startswith("answer"):
+                    quota = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1ms"}
+                    limit.succeeded(record.ticket, quota if outcome.endswith("up") else None)
+                    return
+                if outcome == "cancelled":
+                    raise asyncio.CancelledError
+                getattr(limit, "refused" if outcome == "refused" else "overloaded")(record.ticket)
+                limit.give_up(record)
+                check()
+        finally:
+            limit.give_up(record)
+            check()
+
+    tasks = [asyncio.ensure_future(call()) for _ in range(callers)]
+    for task in rng.sample(tasks, k=callers // 10):  # some callers give up while they wait for a slot
+        task.cancel()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)  # only stops a deadlock
+    assert limit.in_flight == 0 and not limit._waiters
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    callers=st.integers(1, 250),
+    fixed=st.sampled_from([None, None, 1, 2, 7, 64]),
+)
+def test_the_limit_stays_between_one_and_its_ceiling_and_every_call_ends(seed, callers, fixed):
+    asyncio.run(random_schedule(seed, callers, fixed))

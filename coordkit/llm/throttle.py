@@ -24,6 +24,12 @@ and OpenAI's ``x-ratelimit-remaining-{requests,tokens}`` with ``x-ratelimit-rese
 
 With a fixed ``max_concurrency`` the limit starts there and never goes above it; it still backs off when the
 provider refuses, and regrows up to it.
+
+**The invariant**: the limit stays in [1, ceiling] whatever the provider answers, so some call can always start:
+a call waiting for a slot is woken as soon as the calls in flight drop below the limit, and a wake meant for a
+call that was cancelled passes to the next. A pause the headers ask for is at most ``max_pause_s``. So a call
+waits for its slot no longer than the calls ahead of it take, each of which is bounded by its client
+(:mod:`coordkit.llm.attempts`); tests/test_llm_throttle.py checks this on thousands of random answers.
 """
 
 import asyncio
@@ -32,7 +38,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -50,7 +56,7 @@ _REMAINING_HEADERS = {  # remaining-count header → its reset header
     },
     **{f"x-ratelimit-remaining-{kind}": f"x-ratelimit-reset-{kind}" for kind in ("requests", "tokens")},
 }
-MAX_PAUSE_S = 60.0  # the longest a reset header can hold new calls
+MAX_PAUSE_S = 60.0  # the longest a reset header can hold new calls (a client may choose less)
 
 
 @dataclass
@@ -60,6 +66,7 @@ class CallRecord:
     ticket: int = 0  # its number in the client's Concurrency (0: a synchronous call, not counted there)
     in_flight: int = 1  # calls in flight when it started, itself included
     holding: bool = False  # it holds a slot (a refused call gives its slot up until it retries)
+    waited_s: float = 0.0  # seconds it waited because the provider asked (quota resets, retry-after, backoff)
     attempts: int = 0
     answers: int = 0  # attempts that got an HTTP answer (the others timed out or lost their connection)
     overloads: int = 0  # answers 429 or 529
@@ -72,7 +79,7 @@ class Concurrency:
     event loop and thread: a waiting call is woken on its own loop.
     """
 
-    def __init__(self, max_concurrency: int | None = None):
+    def __init__(self, max_concurrency: int | None = None, max_pause_s: float = MAX_PAUSE_S):
         if max_concurrency is not None and (
             isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1
         ):
@@ -92,6 +99,8 @@ class Concurrency:
         self._started = 0  # calls started so far (a call's ticket is its number)
         self._last_cut = -1  # the ticket of the last call started before the latest cut
         self._resume_at = 0.0  # time.monotonic() before which no new call starts
+        self.max_pause_s = max_pause_s
+        self.on_pause: Callable[[float], None] | None = None  # told of each pause the headers ask for, before it
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
         self._lock = threading.Lock()
 
@@ -104,7 +113,7 @@ class Concurrency:
         slot also sets its ``in_flight``."""
         if not call.holding:
             first = not call.ticket
-            call.ticket = await self.acquire()
+            call.ticket = await self.acquire(call)
             call.holding = True
             if first:
                 call.in_flight = self.in_flight
@@ -115,8 +124,9 @@ class Concurrency:
             call.holding = False
             self.release()
 
-    async def acquire(self) -> int:
-        """Wait for a free slot (and for any pause the provider asked for); the call's ticket."""
+    async def acquire(self, call: CallRecord | None = None) -> int:
+        """Wait for a free slot (and for any pause the provider asked for, added to ``call.waited_s``); the
+        call's ticket."""
         loop = asyncio.get_running_loop()
         while True:
             with self._lock:
@@ -130,7 +140,11 @@ class Concurrency:
                     waiter = loop.create_future()
                     self._waiters.append((loop, waiter))
             if pause > 0:
+                if self.on_pause is not None:
+                    self.on_pause(pause)
                 await asyncio.sleep(pause)
+                if call is not None:
+                    call.waited_s += pause
                 continue
             try:
                 await waiter
@@ -138,6 +152,8 @@ class Concurrency:
                 with self._lock:
                     if (loop, waiter) in self._waiters:
                         self._waiters.remove((loop, waiter))
+                    else:
+                        self._wake()  # it was woken for a slot it will not take: pass the wake on
                 raise
 
     def release(self) -> None:
@@ -151,7 +167,7 @@ class Concurrency:
         with self._lock:
             if self.in_flight >= self.limit / 2:
                 self.limit = min(self.ceiling, self._grown(ticket))
-            pause = quota_pause_s(headers or {})
+            pause = min(quota_pause_s(headers or {}), self.max_pause_s)
             if pause:
                 self._resume_at = max(self._resume_at, time.monotonic() + pause)
             self._wake()
@@ -184,7 +200,7 @@ class Concurrency:
                 return
             level = self.in_flight
             if self.refused_at is not None and level >= self.refused_at:
-                self.limit = min(self.limit, self.refused_at - 1.0)
+                self.limit = max(1.0, min(self.limit, self.refused_at - 1.0))
             else:
                 self.refused_at = level
                 self.limit = max(1.0, min(self.limit, level) * BACKOFF)
