@@ -226,9 +226,10 @@ def claims(args: argparse.Namespace) -> int:
 
 def record(args: argparse.Namespace) -> int:
     """Run a figure with LLM agents, recording every call for replay, within a budget."""
-    from coordkit.llm import BudgetExceeded, Ledger, MeteredClient, RecordingClient, ScriptedClient
+    from coordkit.llm import Ledger, MeteredClient, RecordingClient, ScriptedClient
     from coordkit.llm.anthropic_client import AnthropicClient
-    from coordkit.llm.ledger import check_budget
+    from coordkit.llm.base import StopRun
+    from coordkit.llm.ledger import check_budget, unpriced
     from coordkit.llm.session import recording_path
 
     figure = figures.get(args.figure)
@@ -242,15 +243,12 @@ def record(args: argparse.Namespace) -> int:
     note = "a rule-based stand-in answering in the prompts' format, NOT an LLM" if args.stand_in else ""
     ledger = Ledger(prices={source.default_model: tuple(args.price)} if args.price else None)
     if source.billable and ledger.prices.get(source.default_model) is None:
-        raise ValueError(
-            f"model {source.default_model!r} has no price in data/llm_prices.csv, so the budget cannot be kept: "
-            "give its dollars per million input and output tokens with --price INPUT OUTPUT"
-        )
+        raise ValueError(unpriced(source.default_model))
     recorder = RecordingClient(source, out, run=figure.id, command=command, note=note)
     try:
         data = figure.compute(seeds, args.base_seed, llm=MeteredClient(recorder, ledger, args.budget_usd))
-    except BudgetExceeded as stop:
-        print(f"coordkit: {stop}\nThe calls made so far are in {out}.\n{ledger}", file=sys.stderr)
+    except StopRun as stop:
+        print(f"coordkit: {stop.headline}: {stop}\nThe calls made so far are in {out}.\n{ledger}", file=sys.stderr)
         return 1
     finally:
         recorder.close()

@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve
-from coordkit.llm.base import LLMClient
+from coordkit.llm.base import LLMClient, StopRun
 from coordkit.model import Model
 from coordkit.seeds import check_seeds, derive_seeds
 from coordkit.sweep_store import SweepStore
@@ -152,9 +152,13 @@ def _run_the_rest(engine: Engine, tasks: list[Task], results: list, failures: di
 
 
 def _attempt(task: Task) -> pd.DataFrame | RunFailed:
-    """One task's labelled result, or what it raised (an engine never sees an exception)."""
+    """One task's labelled result, or what it raised (an engine never sees an exception), except a
+    :class:`~coordkit.llm.base.StopRun` (the budget reached, a provider that fails every call), which stops the
+    whole sweep: the next run would only meet it again. (LLM runs sweep in this process: :func:`_engine_for`.)"""
     try:
         return _run_task(task)
+    except StopRun:
+        raise
     except Exception as error:
         return RunFailed(f"{type(error).__name__}: {error}", traceback.format_exc())
 

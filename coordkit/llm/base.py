@@ -22,23 +22,54 @@ class LLMError(RuntimeError):
 
     The message is scrubbed of API keys (an upstream may echo the key in its error body), so a client raises it
     ``from None`` and names the underlying error in ``cause`` instead of chaining it. ``retries`` counts the
-    attempts after the first that also failed, and ``rate_limited`` the attempts the provider refused as over its
-    limit (429, 529), for the ledger.
+    attempts after the first that also failed, ``rate_limited`` the attempts the provider refused as over its
+    limit (429, 529), and ``waited_s`` the seconds the call waited because the provider asked, for the ledger.
     """
 
-    def __init__(self, message: str = "", *, cause: str = "", retries: int = 0, rate_limited: int = 0):
+    def __init__(
+        self, message: str = "", *, cause: str = "", retries: int = 0, rate_limited: int = 0, waited_s: float = 0.0
+    ):
         super().__init__(scrub(str(message)))
         self.cause = cause or type(self).__name__
         self.retries = retries
         self.rate_limited = rate_limited
+        self.waited_s = waited_s
 
 
 class StopRun(LLMError):
     """A failure that must stop the run rather than fall back: nothing the rules could stand in for."""
 
+    headline = "Run stopped"  # what a notebook or the command line says first
+
 
 class BudgetExceeded(StopRun):
     """A call refused because it could take the run over its budget. It stops the run: it is not a fallback."""
+
+    headline = "Budget reached"
+
+
+class UnpricedModel(StopRun):
+    """A call refused before it was sent because its model has no price, so what it costs could not be counted."""
+
+    headline = "No price for the model"
+
+
+class ProviderUnavailable(StopRun):
+    """The provider failed many calls in a row (see :mod:`coordkit.llm.attempts`): the run stops, naming its last
+    answer, rather than fall back on every decision."""
+
+    headline = "Provider unavailable"
+
+
+MAX_TOKENS_PER_CALL = 10_000_000  # more than any model reads and writes in one call (Claude's context: 1M)
+
+
+def token_count(value, where: str) -> int:
+    """A reply's token count, checked: a whole number from 0 to :data:`MAX_TOKENS_PER_CALL`; otherwise the reply is
+    an :class:`LLMError` (a NaN, negative or huge count would switch a budget off or break the ledger)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_PER_CALL:
+        raise LLMError(f"the reply's {where} is {str(value)[:40]!r}, not a count of tokens", cause="OddUsage")
+    return value
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ class ReplayMiss(LLMError):
 class ReplayMismatch(StopRun):
     """The recording does not belong to this run; replaying it would only produce rule fallbacks."""
 
+    headline = "Replay stopped"
+
 
 def request_record(request: LLMRequest, model: str) -> dict:
     """The parts of a request that decide its reply, as JSON-ready data (``purpose`` is kept as a label)."""

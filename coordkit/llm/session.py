@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from coordkit.llm.anthropic_client import DEFAULT_MODEL, KEY_VARIABLE, MODEL_VARIABLE, AnthropicClient, has_key
-from coordkit.llm.base import BudgetExceeded, LLMClient, StopRun
+from coordkit.llm.base import LLMClient, StopRun
 from coordkit.llm.ledger import Ledger, MeteredClient, check_budget, dollars
 from coordkit.llm.prices import PriceTable
 from coordkit.llm.recording import RecordingClient, ReplayClient, recording_age
@@ -37,12 +37,12 @@ class LLMSession:
         return self.client is not None
 
     def run(self, experiment, *args, **kwargs):
-        """``experiment(*args, llm=client, **kwargs)``; a budget stop, or a recording that does not belong to the
-        run, prints why and returns None."""
+        """``experiment(*args, llm=client, **kwargs)``; a stop (the budget reached, a recording that does not
+        belong to the run, a provider that fails every call) prints why and returns None."""
         try:
             return experiment(*args, llm=self.client, **kwargs)
         except StopRun as stop:
-            print(f"{'Budget reached' if isinstance(stop, BudgetExceeded) else 'Replay stopped'}, run stopped: {stop}")
+            print(f"{stop.headline}, run stopped: {stop}")
             return None
 
     def summary(self) -> pd.DataFrame:
