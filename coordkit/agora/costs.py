@@ -71,16 +71,16 @@ class CostLog:
         return self._charge(agent, activity, reply, estimated=True)
 
     def record(self, agent: str, model: str, activity: str, reply: LLMReply) -> Charge:
-        """Charge an LLM's reply to ``agent``: its token counts, at its model's price if known, else ``model``'s."""
-        priced = reply.model if self.ledger.prices.get(reply.model) else model
-        charged = LLMReply(reply.text, priced, reply.input_tokens, reply.output_tokens, reply.latency_s)
+        """Charge an LLM's reply to ``agent``: its token counts at the price of ``model``, the model the agent asked
+        for (never a name in the reply, which a provider could make up)."""
+        charged = LLMReply(reply.text, model, reply.input_tokens, reply.output_tokens, reply.latency_s)
         return self._charge(agent, activity, charged, estimated=False)
 
     def _charge(self, agent: str, activity: str, reply: LLMReply, *, estimated: bool) -> Charge:
         if activity not in ACTIVITIES:
             raise ValueError(f"activity: {activity!r} is not one of D.3's {ACTIVITIES}")
-        self.ledger.add(reply)
-        usd = self.ledger.prices.cost(reply.model, reply.input_tokens, reply.output_tokens)
+        usd = self.ledger.cost(reply.model, reply)
+        self.ledger.add(reply, usd=usd)
         charge = Charge(
             self.query, agent, reply.model, activity, reply.input_tokens, reply.output_tokens, usd, estimated
         )

@@ -58,6 +58,8 @@ class PriceTable:
         return self.prices[max(matches, key=len)] if matches else None
 
     def cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
-        """Dollars for these tokens; NaN when the model has no price."""
+        """Dollars for these tokens; a model without a price is a ``KeyError`` (never a NaN that no budget holds)."""
         price = self.get(model)
-        return price.cost(input_tokens, output_tokens) if price else float("nan")
+        if price is None:
+            raise KeyError(f"model {model!r} has no price in {PRICE_FILE.name}")
+        return price.cost(input_tokens, output_tokens)
