@@ -12,11 +12,13 @@ from test_llm_through_the_sdk import KEY, beer_reply, claude, play
 
 from coordkit.cli import main
 from coordkit.llm import BudgetExceeded, LLMError, LLMRequest, MeteredClient, RecordingClient, ReplayClient
+from coordkit.llm.base import ProviderUnavailable
 from coordkit.llm.fake_server import SOME_OF_EACH, FakeLLMServer, Fault, SpreadFaults
 from coordkit.llm.ledger import dollars
 from coordkit.llm.recording import MISSES_BEFORE_MISMATCH, ReplayMismatch, ReplayMiss
 from coordkit.llm.scripted import ScriptedClient
 from coordkit.paths import DATA
+from coordkit.rep.beer_game.model import BeerGame
 
 SHIPPED = DATA / "recordings" / "rep-beer-fig1.jsonl"  # recorded for rep-beer-fig1 with the rule-based stand-in
 
@@ -76,16 +78,18 @@ def test_an_upstream_that_echoes_the_key_never_gets_it_into_an_error_a_trace_a_f
         with pytest.raises(LLMError) as raised:
             raw.complete(LLMRequest.user("You order beer.", "How many cases?"))
         client = RecordingClient(raw, recording)
-        game = play("a2a", seed=0, rounds=2, step_round=1, llm=client)
+        game = BeerGame(protocol="a2a", rng=0, rounds=3, step_round=1, llm=client)
+        with pytest.raises(ProviderUnavailable) as stopped:  # every call fails: after 8, the run stops
+            game.run()
         client.close()
     error = raised.value
     assert "[ANTHROPIC_API_KEY redacted]" in str(error)  # the upstream did echo the key: a leak would show
-    assert error.cause == "InternalServerError" and error.retries == 1
+    assert error.cause == "HTTP 500" and error.retries == 1
     assert error.__cause__ is None and error.__suppress_context__  # the SDK's error, which holds the key, is not shown
     shown = "".join(traceback.format_exception(error))
     failures = [text for policy in game._llm_policies() for text in policy.last_failure.values()]
-    assert game.llm_fallbacks == game.llm_calls > 0 and failures
-    for text in (str(error), shown, recording.read_text(), caplog.text, *failures):
+    assert 0 < game.llm_fallbacks < game.llm_calls and failures
+    for text in (str(error), shown, str(stopped.value), recording.read_text(), caplog.text, *failures):
         assert KEY not in text
 
 
@@ -110,7 +114,7 @@ def test_the_command_line_never_prints_or_writes_the_key(tmp_path, monkeypatch, 
             ]
         )
     out, err = capsys.readouterr()
-    assert code == 0 and "decisions fell back to rules (call failed (InternalServerError)" in out
+    assert code == 0 and "decisions fell back to rules (call failed (HTTP 500)" in out
     written = [path.read_text() for path in tmp_path.rglob("*") if path.is_file()]
     assert len(written) == 3 and len(server.requests) > 300
     for text in (out, err, *written):
@@ -258,7 +262,7 @@ def test_price_lets_an_unpriced_model_record_within_its_budget(tmp_path, monkeyp
         code = main([*arguments, "--out", str(tmp_path / "run.jsonl"), "--figures-out", str(tmp_path / "f")])
     out = capsys.readouterr().out
     assert code == 0 and "recorded 316 calls" in out and len(server.requests) == 316
-    row = re.search(r"claude-new-9 +316 +0 +0 +0 +0 +\d+ +(\d+) +(\d+) +\$([\d.]+)", out)
+    row = re.search(r"claude-new-9 +316 +0 +0 +0 +0 +\d+ +(\d+) +(\d+) +0\.0 +\$([\d.]+)", out)
     input_tokens, output_tokens, usd = int(row[1]), int(row[2]), float(row[3])
     assert usd > 0 and usd == pytest.approx((input_tokens * 1 + output_tokens * 5) / 1e6, abs=5e-5)
 

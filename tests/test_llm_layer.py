@@ -21,6 +21,7 @@ from coordkit.llm import (
     aio,
 )
 from coordkit.llm.anthropic_client import accepts_temperature
+from coordkit.llm.base import UnpricedModel
 from coordkit.llm.recording import fingerprint
 from coordkit.llm.session import open_llm
 
@@ -111,12 +112,14 @@ def test_the_budget_holds_under_concurrency():
     assert client.ledger.spent_usd <= 0.005
 
 
-def test_a_budget_needs_a_price():
+@pytest.mark.parametrize("budget", [1.0, None])
+def test_a_billable_call_needs_a_price_budget_or_not(budget):
     inner = Priced()
     inner.default_model = "mystery"
-    client = MeteredClient(inner, budget_usd=1.0)
-    with pytest.raises(BudgetExceeded, match="no price"):
+    client = MeteredClient(inner, budget_usd=budget)
+    with pytest.raises(UnpricedModel, match="'mystery' has no price"):
         client.complete(ASK)
+    assert client.ledger.calls == client.ledger.failed == 0  # refused before it was sent
 
 
 def test_replays_and_scripts_cost_nothing_and_ignore_the_budget():

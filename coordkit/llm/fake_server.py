@@ -9,6 +9,12 @@ latency and faults (rate limits, server errors, hangs, bad bodies) chosen by the
 Token counts are a deterministic rough count: whitespace-separated words x 4/3, rounded up, at least 1 — of the
 system prompt and messages for input, and of the reply for output.
 
+Hostile behaviours, each a :class:`Fault` kind: refusals with any ``retry-after`` (``"1e12"``, ``"inf"``), a body
+that drips in a byte at a time (``drip``), quota headers saying nothing is left until far ahead (``quota_exhausted``),
+token counts or usage objects no API sends (``odd_tokens``, ``odd_usage``: negative, NaN, huge, a string, a list)
+and a model name the caller did not ask for (``odd_model``). A burst is a sequence of faults; refusing forever,
+a function that always returns one.
+
 Like a provider, it can enforce limits: ``max_in_flight`` (a request beyond it is answered 429 at once, with
 ``retry-after`` one request's latency) and ``requests_per_s`` (a token bucket holding one second of requests; every
 answer then carries the quota headers, Anthropic's ``anthropic-ratelimit-requests-*`` or OpenAI's
@@ -33,16 +39,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 DEFAULT_REPLY = "DECISION: 4\nREASONING: steady demand."
 
 _ERROR_STATUS = {"rate_limit": 429, "server_error": 500, "overloaded": 529}
-FAULT_KINDS = (*_ERROR_STATUS, "timeout", "malformed", "empty")
+_ODD_REPLIES = ("odd_tokens", "odd_usage", "odd_model")
+FAULT_KINDS = (*_ERROR_STATUS, "timeout", "malformed", "empty", "drip", "quota_exhausted", *_ODD_REPLIES)
+A_YEAR_S = 365 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
 class Fault:
-    """How to misbehave on one request: an HTTP error, a hang of ``hang_s`` seconds, a non-JSON or empty reply."""
+    """How to misbehave on one request: an HTTP error, a hang of ``hang_s`` seconds, a non-JSON or empty reply, a
+    body dripping in a byte every ``drip_s``, quota headers with nothing left for ``reset_s``, or a reply whose
+    token counts (``odd_tokens``), usage object (``odd_usage``) or model (``odd_model``) is ``value``."""
 
     kind: str
     retry_after_ms: int = 20  # the retry-after-ms header of an HTTP error (the SDK waits this long before retrying)
+    retry_after: str | None = None  # if given, an HTTP error's retry-after header instead (seconds, any text)
     hang_s: float = 5.0  # how long "timeout" waits before answering
+    drip_s: float = 2.0  # a "drip" body's pause between bytes
+    reset_s: float = A_YEAR_S  # when a "quota_exhausted" answer says the quota comes back
+    value: object = None  # what an odd reply puts in place of the token counts, the usage or the model
 
     def __post_init__(self):
         if self.kind not in FAULT_KINDS:
@@ -238,6 +252,8 @@ class FakeLLMServer:
         self._stopping.wait(self.latency_s)
         if kind in _ERROR_STATUS:
             extra = {"retry-after-ms": str(fault.retry_after_ms)}
+            if fault.retry_after is not None:
+                extra = {"retry-after": fault.retry_after}
             message = f"{kind} (a fault injected by the fake server)"
             if self.echo_key:
                 key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
@@ -248,7 +264,15 @@ class FakeLLMServer:
         if kind == "malformed":  # a body cut short, under a JSON content type
             return 200, {}, b'{"id": "msg_fake_cut", "content": [{"type": "te'
         text = self.reply(request) if callable(self.reply) else self.reply
-        return 200, {}, _json(api.message(request, text, index, empty=kind == "empty"))
+        message = api.message(request, text, index, empty=kind == "empty")
+        if kind in _ODD_REPLIES:
+            api.make_odd(message, kind, fault.value)
+        extra = {}
+        if kind == "quota_exhausted":
+            extra = api.quota_headers({"limit": 50, "remaining": 0, "reset_s": fault.reset_s})
+        if kind == "drip":
+            extra = {"x-fake-drip-s": str(fault.drip_s)}  # read by the handler, which sends the body slowly
+        return 200, extra, _json(message)
 
 
 def _text(content) -> str:
@@ -274,6 +298,8 @@ def _json(data: dict) -> bytes:
 class _Api:
     """How one endpoint reads requests and shapes answers."""
 
+    usage_fields: tuple[str, str]  # the names of its input and output token counts
+
     def __init__(self, path: str):
         self.path = path
 
@@ -290,8 +316,19 @@ class _Api:
             attempt=int(headers.get("x-stainless-retry-count", 0)),
         )
 
+    def make_odd(self, message: dict, kind: str, value: object) -> None:
+        """Put ``value`` in place of the reply's token counts, usage object or model."""
+        if kind == "odd_model":
+            message["model"] = value
+        elif kind == "odd_usage":
+            message["usage"] = value
+        else:
+            message["usage"].update(dict.fromkeys(self.usage_fields, value))
+
 
 class _Messages(_Api):
+    usage_fields = ("input_tokens", "output_tokens")
+
     def quota_headers(self, quota: dict[str, float]) -> dict[str, str]:
         reset = datetime.fromtimestamp(time.time() + quota["reset_s"], UTC).isoformat(timespec="milliseconds")
         return {
@@ -328,6 +365,8 @@ class _Messages(_Api):
 
 
 class _ChatCompletions(_Api):
+    usage_fields = ("prompt_tokens", "completion_tokens")
+
     def quota_headers(self, quota: dict[str, float]) -> dict[str, str]:
         return {
             "x-ratelimit-limit-requests": str(math.floor(quota["limit"])),
@@ -412,13 +451,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, {}, _json({"error": {"type": "not_found_error", "message": f"no GET {self.path}"}}))
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        drip_s = float(headers.pop("x-fake-drip-s", 0))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        if not drip_s:
+            self.wfile.write(body)
+            return
+        for byte in range(len(body)):  # one byte at a time, until the client hangs up or the server stops
+            self.wfile.write(body[byte : byte + 1])
+            self.wfile.flush()
+            if self.server.fake._stopping.wait(drip_s):
+                return
 
     def log_message(self, format, *args):
         """Stay silent: tests and notebooks should not see access logs."""
