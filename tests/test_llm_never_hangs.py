@@ -129,7 +129,10 @@ def test_a_round_against_a_provider_that_refuses_everything_stops_with_a_clear_e
         client = MeteredClient(make(server, max_retries=1), Ledger(PRICED))
         with pytest.raises(ProviderUnavailable, match="answered HTTP 529"):
             play("rep_textual", seed=3, rounds=12, llm=client)
-    assert client.ledger.failed >= FAILED_CALLS_TO_STOP and client.ledger.calls == 0
+        requests = len(server.requests)
+    ledger = client.ledger
+    assert ledger.failed >= FAILED_CALLS_TO_STOP and ledger.calls == 0
+    assert ledger.failed + ledger.summary()["retries"].sum() == requests  # the calls stopped unsent are not failures
 
 
 def test_record_against_a_provider_that_refuses_requests_10_to_40_finishes(monkeypatch, tmp_path, capsys):

@@ -137,12 +137,12 @@ class CallPolicy:
     async def call(self, request) -> LLMReply:
         """Answer ``request`` within :attr:`bound_s` of getting a slot, or raise :class:`LLMError`."""
         call = CallRecord()
-        self._check_running()
+        self._check_running(call)
         try:
             await self.concurrency.hold(call)
             started = time.perf_counter()  # latency counts from the slot
             while True:
-                self._check_running()
+                self._check_running(call)
                 await self.concurrency.hold(call)  # a retry after a refusal queues for a slot again
                 outcome = await self._attempt(request, call)
                 if isinstance(outcome, Answer) and outcome.ok:
@@ -235,13 +235,17 @@ class CallPolicy:
             self.failed_in_a_row = 0
             self._stopped_until = 0.0
 
-    def _check_running(self) -> None:
+    def _check_running(self, call: CallRecord) -> None:
         """Stop here if the provider has failed :data:`FAILED_CALLS_TO_STOP` calls in a row just now."""
         with self._lock:
             if time.monotonic() < self._stopped_until:
                 raise ProviderUnavailable(
                     f"{self.failed_in_a_row} calls in a row failed, so the run stops rather than fall back on every "
-                    f"decision. The last: {self.last_failure}"
+                    f"decision. The last: {self.last_failure}",
+                    retries=max(call.attempts - 1, 0),
+                    rate_limited=call.overloads,
+                    waited_s=call.waited_s,
+                    sent=call.attempts > 0,
                 )
 
     def _error(self, problem: str, call: CallRecord, cause: str = "") -> LLMError:

@@ -23,17 +23,26 @@ class LLMError(RuntimeError):
     The message is scrubbed of API keys (an upstream may echo the key in its error body), so a client raises it
     ``from None`` and names the underlying error in ``cause`` instead of chaining it. ``retries`` counts the
     attempts after the first that also failed, ``rate_limited`` the attempts the provider refused as over its
-    limit (429, 529), and ``waited_s`` the seconds the call waited because the provider asked, for the ledger.
+    limit (429, 529), and ``waited_s`` the seconds the call waited because the provider asked, for the ledger;
+    ``sent`` is False for a call stopped before any request left (the ledger does not count it as a failed call).
     """
 
     def __init__(
-        self, message: str = "", *, cause: str = "", retries: int = 0, rate_limited: int = 0, waited_s: float = 0.0
+        self,
+        message: str = "",
+        *,
+        cause: str = "",
+        retries: int = 0,
+        rate_limited: int = 0,
+        waited_s: float = 0.0,
+        sent: bool = True,
     ):
         super().__init__(scrub(str(message)))
         self.cause = cause or type(self).__name__
         self.retries = retries
         self.rate_limited = rate_limited
         self.waited_s = waited_s
+        self.sent = sent
 
 
 class StopRun(LLMError):

@@ -212,8 +212,9 @@ class MeteredClient(LLMClient):
         try:
             yield count
         except Exception as error:
-            retries, rate_limited = getattr(error, "retries", 0), getattr(error, "rate_limited", 0)
-            self.ledger.add_failure(model, retries, rate_limited, getattr(error, "waited_s", 0.0), charged)
+            if getattr(error, "sent", True):  # a call stopped before its first request is no failed call
+                retries, rate_limited = getattr(error, "retries", 0), getattr(error, "rate_limited", 0)
+                self.ledger.add_failure(model, retries, rate_limited, getattr(error, "waited_s", 0.0), charged)
             raise
         finally:
             with self._lock:
