@@ -92,7 +92,7 @@ def test_a_body_that_drips_in_is_abandoned_at_the_attempt_deadline(make, ask):
         with pytest.raises(LLMError, match=r"did not answer within 0.5 s.*gave up after 2 attempts") as failed:
             ask(client)
     # every byte of the ~300-byte body 0.2 s apart would take a minute an attempt; the deadline cut each at 0.5 s
-    assert failed.value.retries == 1 and len(server.requests) == 2
+    assert failed.value.retries == 1 and 1 <= len(server.requests) <= 2  # (a deadline may pass before it is read)
 
 
 # --- refusals: a slot is always found, and a provider that refuses everything stops the run ---

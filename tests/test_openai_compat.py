@@ -91,9 +91,10 @@ def test_a_reply_without_choices_raises():
 
 def test_a_timeout_raises_after_retrying():
     with FakeLLMServer(faults=lambda index, request: Fault("timeout", hang_s=2.0)) as server:
-        with pytest.raises(LLMError, match=r"did not answer within 0.2 s.*after 2 attempts"):
+        with pytest.raises(LLMError, match=r"did not answer within 0.2 s.*after 2 attempts") as raised:
             client(server, timeout_s=0.2, max_retries=1).complete(REQUEST)
-    assert len(server.requests) == 2
+    # the client's count: on a busy machine the second attempt's deadline can pass before its request is read
+    assert raised.value.retries == 1 and 1 <= len(server.requests) <= 2
 
 
 def test_a_closed_port_hints_at_starting_the_server():
