@@ -73,7 +73,7 @@ def test_a_long_wait_is_said_once(make, monkeypatch):
         lines = told(client)
         client.complete(ASK)
         client.complete(ASK)
-    assert len(lines) == 1 and "making calls wait 0 s (at most 0.15 s)" in lines[0] and "HTTP 429" in lines[0]
+    assert len(lines) == 1 and "making calls wait 0.15 s (at most 0.15 s)" in lines[0] and "HTTP 429" in lines[0]
 
 
 def test_quota_headers_resetting_in_a_year_hold_calls_at_most_max_wait_s(make):

@@ -265,7 +265,7 @@ class CallPolicy:
             return
         self._told.add(reason)
         cap = f"at most {self.max_wait_s:g} s" if seconds >= self.max_wait_s else "as asked"
-        self.tell(f"coordkit: {self.exchange.provider} is making calls wait {seconds:.0f} s ({cap}): {why}")
+        self.tell(f"coordkit: {self.exchange.provider} is making calls wait {round(seconds, 2):g} s ({cap}): {why}")
 
 
 def _asked_wait_s(headers: Mapping[str, str]) -> float | None:
