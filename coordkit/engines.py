@@ -66,41 +66,60 @@ class SerialEngine:
             yield position, fn(task)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ProcessEngine:
     """Runs tasks in a pool of ``workers`` fresh ("spawn") processes, at most :func:`max_workers`; None means one per
     CPU.
 
     Spawn rather than fork, because forking a process that runs threads (as a Jupyter kernel does) can deadlock.
-    Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`).
+    Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with``
+    block, the engine keeps its pool between sweeps (a new worker imports Python, pandas and Mesa again: a second or
+    two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced.
     """
 
     workers: int | None = None
+    _pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_workers(self.workers)
 
+    def __enter__(self) -> "ProcessEngine":
+        self._pool = _process_pool(self._size())
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
     def map_unordered[T, R](self, fn: Callable[[T], R], tasks: list[T]) -> Iterator[tuple[int, R]]:
-        import multiprocessing  # here, as Dask's below: a command line that only names the engines starts faster
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
         from concurrent.futures.process import BrokenProcessPool
 
         if not tasks:
             return
-        workers = min(self.workers or os.cpu_count() or 1, len(tasks))
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent) as executor:
-            pending = [executor.submit(_run_chunk, fn, chunk) for chunk in chunks(tasks, workers)]
-            try:
-                for done in as_completed(pending):
-                    yield from done.result()
-            except BrokenProcessPool:
-                if _sweeps_on_import():
-                    raise _main_guard_missing() from None
-                raise WorkerLost("a worker process died (killed, or out of memory)") from None
-            finally:
-                for future in pending:
-                    future.cancel()
+        kept = self._pool
+        workers = self._size() if kept else min(self._size(), len(tasks))
+        pool = kept or _process_pool(workers)
+        pending = [pool.submit(_run_chunk, fn, chunk) for chunk in chunks(tasks, workers)]
+        try:
+            for done in as_completed(pending):
+                yield from done.result()
+        except BrokenProcessPool:
+            if kept is not None:
+                kept.shutdown(cancel_futures=True)
+                self._pool = _process_pool(workers)
+            if _sweeps_on_import():
+                raise _main_guard_missing() from None
+            raise WorkerLost("a worker process died (killed, or out of memory)") from None
+        finally:
+            for future in pending:
+                future.cancel()
+            if kept is None:
+                pool.shutdown()
+
+    def _size(self) -> int:
+        return self.workers or os.cpu_count() or 1
 
 
 @dataclass
@@ -249,6 +268,15 @@ def chunks[T](tasks: list[T], workers: int) -> list[list[tuple[int, T]]]:
     size = max(1, min(MAX_CHUNK, len(tasks) // (4 * workers)))
     numbered = list(enumerate(tasks))
     return [numbered[start : start + size] for start in range(0, len(numbered), size)]
+
+
+def _process_pool(workers: int):
+    """A pool of ``workers`` spawned processes, each of which exits with this process."""
+    import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent)
 
 
 def _run_chunk[T, R](fn: Callable[[T], R], chunk: list[tuple[int, T]]) -> list[tuple[int, R]]:

@@ -1,11 +1,10 @@
 """Every registered figure computes through ``sweep`` and gives the serial frame on every engine (issue 29).
 
 Each figure at its ``small`` size and 2 seeds, computed inside :func:`coordkit.engines.using` (what ``coordkit
-reproduce --engine`` does) on a pool of 2 worker processes and on one Dask LocalCluster of 2 workers shared by the
-whole file (127.0.0.1 only), must give exactly the serial frame, and must have reached the engine (its
-:class:`~coordkit.engines.Default` counts the sweeps that took it). A pool of processes starts afresh for every
-sweep (a few seconds each on a busy machine: Python, pandas and Mesa imported again), so this file takes a minute or
-two; the Dask workers start once.
+reproduce --engine`` does) on one pool of 2 worker processes and on one Dask LocalCluster of 2 workers, each kept by
+the whole file (127.0.0.1 only) as ``coordkit reproduce`` keeps its engine's for all its sweeps, must give exactly
+the serial frame, and must have reached the engine (its :class:`~coordkit.engines.Default` counts the sweeps that
+took it).
 
 A figure with LLM agents keeps them on the client it was given, whatever the engine: the client's ledger, budget and
 recording live in this process, so a copy of it in a worker would call unseen (the figures above play their cells
@@ -41,6 +40,12 @@ def deadline():
 
 
 @pytest.fixture(scope="module")
+def processes():
+    with ProcessEngine(workers=2) as engine:
+        yield engine
+
+
+@pytest.fixture(scope="module")
 def dask():
     with DaskEngine(workers=2) as engine:
         yield engine
@@ -63,7 +68,7 @@ def test_a_figure_gives_the_serial_frame_on_the_engine(figure_id, engine_name, s
     figure = FIGURES[figure_id]
     if figure_id not in serial:
         serial[figure_id] = computed(figure)
-    engine = ProcessEngine(workers=2) if engine_name == "processes" else request.getfixturevalue("dask")
+    engine = request.getfixturevalue(engine_name)
     with engines.using(engine) as default:
         data = computed(figure)
     assert default.sweeps > 0, f"{figure_id} did not compute through sweep(), so it ignored the {engine_name} engine"

@@ -3,6 +3,7 @@ address that is empty, malformed or unreachable is refused in seconds, naming it
 script that sweeps outside its main guard is told so in those words; the workers of a sweep killed with SIGKILL
 exit with it. The subprocess tests run real scripts, each bounded in time."""
 
+import os
 import re
 import signal
 import socket
@@ -166,3 +167,30 @@ def test_a_script_without_a_main_guard_is_told_so_without_worker_tracebacks(tmp_
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"coordkit.engines.MainGuardMissing: {script} sweeps on worker processes outside ")
     assert "under `if __name__ == '__main__':`, or sweep with engine='serial'." in last
+
+
+def worker_pid(_task) -> int:
+    return os.getpid()
+
+
+def die(_task) -> None:
+    os._exit(1)
+
+
+def test_a_process_engine_in_a_with_block_keeps_its_workers_between_sweeps():
+    tasks = list(range(8))
+    with engines.ProcessEngine(workers=2) as engine:
+        kept = {pid for _, pid in engine.map_unordered(worker_pid, tasks)}
+        kept |= {pid for _, pid in engine.map_unordered(worker_pid, tasks)}
+    assert len(kept) <= 2, f"two sweeps in one block ran on {len(kept)} processes, not the block's pool of 2"
+    engine = engines.ProcessEngine(workers=2)
+    first = {pid for _, pid in engine.map_unordered(worker_pid, tasks)}
+    second = {pid for _, pid in engine.map_unordered(worker_pid, tasks)}
+    assert not first & second, "outside a with block, each sweep has a pool of its own"
+
+
+def test_a_kept_pool_that_lost_a_worker_is_replaced():
+    with engines.ProcessEngine(workers=2) as engine:
+        with pytest.raises(engines.WorkerLost):
+            list(engine.map_unordered(die, [0]))
+        assert sorted(position for position, _ in engine.map_unordered(worker_pid, [0, 1, 2])) == [0, 1, 2]
