@@ -406,13 +406,13 @@ class PressureField(Model):
     # --- what actors see, and what the trial reports ----------------------------------------------------------
     def view(self, row: int) -> RowView:
         """Row ``row`` as its actors see it (§3.5): its cells, its available values, its pressure and state."""
-        cells = tuple(int(v) for v in self.grid[row])
+        grid = self.grid.tolist()  # plain ints: numpy's cost per element outweighs the work on so small a grid
+        cells = tuple(grid[row])
         available, conflicting = [], []
-        for column in range(self.n):
-            others = {v for c, v in enumerate(cells) if c != column}
-            in_column = {int(v) for i, v in enumerate(self.grid[:, column]) if i != row}
-            available.append(tuple(v for v in range(1, self.n + 1) if v not in others | in_column))
-            conflicting.append(cells[column] != EMPTY and cells[column] in others | in_column)
+        for column, line in enumerate(zip(*grid)):
+            seen = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
+            available.append(tuple(v for v in range(1, self.n + 1) if v not in seen))
+            conflicting.append(cells[column] != EMPTY and cells[column] in seen)
         region = self.regions[row]
         return RowView(
             row=row,

@@ -16,18 +16,16 @@ CONFLICT_WEIGHT = 10
 
 
 def row_terms(grid: np.ndarray) -> np.ndarray:
-    """Per row: (empty, row_dups, col_conflicts), shape (n, 3)."""
-    n = len(grid)
-    filled = grid != EMPTY
-    empty = n - filled.sum(axis=1)
-    counts = np.zeros((n, n + 1), dtype=int)  # counts[i, v]: how often v appears in row i
-    np.add.at(counts, (np.repeat(np.arange(n), n), grid.ravel()), 1)
-    row_dups = filled.sum(axis=1) - (counts[:, 1:] > 0).sum(axis=1)
-    column_counts = np.zeros((n, n + 1), dtype=int)  # column_counts[c, v]
-    np.add.at(column_counts, (np.tile(np.arange(n), n), grid.ravel()), 1)
-    shared = column_counts[np.arange(n)[None, :], grid] > 1  # cell's value appears again in its column
-    col_conflicts = (shared & filled).sum(axis=1)
-    return np.stack([empty, row_dups, col_conflicts], axis=1)
+    """Per row: (empty, row_dups, col_conflicts), shape (n, 3). Counted in plain Python: the puzzles are at most
+    a dozen cells wide, where numpy's cost per call outweighs the arithmetic (this runs once a tick)."""
+    rows = grid.tolist()
+    columns = list(zip(*rows))
+    terms = []
+    for row in rows:
+        filled = [value for value in row if value != EMPTY]
+        shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
+        terms.append((len(row) - len(filled), len(filled) - len(set(filled)), shared))
+    return np.array(terms, dtype=int).reshape(len(rows), 3)
 
 
 def row_pressures(grid: np.ndarray) -> np.ndarray:
@@ -42,12 +40,20 @@ def artifact_pressure(grid: np.ndarray) -> int:
 
 
 def conflicts(grid: np.ndarray) -> np.ndarray:
-    """Per cell: whether it holds a value that repeats in its row or in its column."""
-    n = len(grid)
-    filled = grid != EMPTY
-    in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2) > 1
-    in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0) > 1
-    return filled & (in_row | in_column.reshape(n, n))
+    """Per cell: whether it holds a value that repeats in its row or in its column (in plain Python, as
+    :func:`row_terms`)."""
+    rows = grid.tolist()
+    columns = list(zip(*rows))
+    return np.array(
+        [
+            [
+                value != EMPTY and (row.count(value) > 1 or column.count(value) > 1)
+                for value, column in zip(row, columns)
+            ]
+            for row in rows
+        ],
+        dtype=bool,
+    ).reshape(grid.shape)
 
 
 def cell_pressures(grid: np.ndarray) -> np.ndarray:
