@@ -98,6 +98,18 @@ def test_answers_are_a_function_of_the_seed_and_the_question(catalogue):
     assert catalogue.answer(task, other, seed=7) != catalogue.answer(task, instance, seed=7)
 
 
+def test_a_row_drawn_once_is_given_as_a_copy(catalogue):
+    """A tool keeps the rows it drew, and each caller gets a copy of its own, so that changing one changes none
+    given later."""
+    tool = next(tool for server in catalogue.servers.values() for tool in server.tools.values())
+    arguments = {name: f"value of {name}" for name in tool.key}
+    first = tool.row(arguments, seed=3)
+    first.clear()
+    again = tool.row(dict(arguments), seed=3)
+    assert again and again == tool._draw({name: arguments[name] for name in tool.key}, 3)
+    assert again is not tool.row(arguments, seed=3)
+
+
 def test_a_servers_answer_carries_what_its_dependencies_answer(catalogue):
     traffic = catalogue.task("traffic", "getTraffic")
     weather = catalogue.task("weather", "queryWeather")

@@ -175,7 +175,10 @@ def test_both_transports_carry_the_same_bytes_and_give_the_same_transcript():
 
 def test_a_nested_exchange_follows_the_request_that_caused_it(transport):
     transport.send("bob", "taxi", Envelope.natural_language("the station"))
-    outer, inner = transport.transcript
+    sent = transport.sent
+    transport.send("bob", "taxi", Envelope.natural_language("the airport"))
+    assert transport.transcript_since(sent) == transport.transcript[2:]
+    outer, inner = transport.transcript[:2]
     assert (outer.sender, outer.receiver, inner.sender, inner.receiver) == ("bob", "taxi", "taxi", "traffic")
     assert json.loads(inner.response)["body"] in json.loads(outer.response)["body"]
 

@@ -178,7 +178,7 @@ class AgoraModel(Model, abstract=True):
             self.channel.register(agent)  # every agent is reachable, with its /.wellknown (B.3)
         self._rows = [self._row(None, None, 0, False)]
         self.modes: Counter[str] = Counter()  # how the queries so far went: frame's mode → queries
-        self._latest_from = 0  # where the latest query's exchanges begin in the transcript
+        self._latest_from = 0  # the requests sent before the latest query (Transport.sent)
 
     def close(self) -> None:
         """Stop the run's servers (over HTTP) and its routines' sandbox processes; done when the run ends."""
@@ -198,7 +198,7 @@ class AgoraModel(Model, abstract=True):
         task = self.catalogue.task(query.server, query.task)
         data = example_input(task, keyed_rng(self.world_seed, "input", self.steps))
         self.services.begin(self.steps)
-        self._latest_from = len(self.channel.transcript)
+        self._latest_from = self.channel.sent
         try:
             output = user.ask(task, data)
         except QueryLost:
@@ -234,7 +234,7 @@ class AgoraModel(Model, abstract=True):
 
     def latest_exchanges(self) -> tuple[Exchange, ...]:
         """The messages the latest query sent, nested ones included, in the order they were sent (none at step 0)."""
-        return self.channel.transcript[self._latest_from :]
+        return self.channel.transcript_since(self._latest_from)
 
     # --- the contract ----------------------------------------------------------------------------------------------
 

@@ -17,11 +17,12 @@ fixed), its tools, its tasks and the servers it depends on. Its ``notes`` say wh
 - :meth:`Catalogue.graph` is the dependency graph, checked acyclic on loading.
 """
 
+import copy
 import datetime
 import hashlib
 import json
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from coordkit.agora.schemas import SchemaError, check_schema, validate
 from coordkit.paths import DATA
 
 CATALOGUE = DATA / "agora" / "catalogue.json"
+MAX_ROWS_KEPT = 100_000  # rows a tool keeps drawn, per process (a few tens of MB at most)
 MODELS = ("gpt-4o", "llama-3-405b", "gemini-1.5-pro")  # D.2, in order of robustness
 GENERATORS = {
     "choice": {"values"},
@@ -69,14 +71,26 @@ class Tool:
     kind: str
     key: tuple[str, ...]
     returns: tuple[Field, ...]
+    _drawn: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # rows by seed and key
 
     def row(self, arguments: dict, seed: int = 0) -> dict:
-        """The tool's row for ``arguments`` (its key fields): the same seed and arguments give the same row."""
+        """The tool's row for ``arguments`` (its key fields): the same seed and arguments give the same row (drawn
+        once, and a copy given each time: a network asks most rows again and again)."""
         key = {name: arguments[name] for name in self.key}
+        label = json.dumps([seed, key], sort_keys=True)
+        row = self._drawn.get(label)
+        if row is None:
+            row = self._draw(key, seed)
+            if len(self._drawn) >= MAX_ROWS_KEPT:
+                self._drawn.clear()
+            self._drawn[label] = row
+        return copy.deepcopy(row)
+
+    def _draw(self, key: dict, seed: int) -> dict:
         rng = keyed_rng(seed, self.server, self.name, key)
         row: dict = {}
-        for field in self.returns:
-            row[field.name] = draw(field.generate, rng, key | row)
+        for returned in self.returns:
+            row[returned.name] = draw(returned.generate, rng, key | row)
         return row
 
 
@@ -245,11 +259,11 @@ def _check_generator(spec: dict, where: str) -> None:
 
 def _check_order(fields: list[Field], generators: dict, known: set, where: str) -> None:
     """A ``lookup`` or ``given`` generator reads a field drawn before it."""
-    for field in fields:
-        by = generators[field.name].get("by")
+    for drawn in fields:
+        by = generators[drawn.name].get("by")
         if by is not None and by not in known:
-            raise CatalogueError(f"{where}: {field.name!r} is drawn from {by!r}, which is not drawn before it")
-        known = known | {field.name}
+            raise CatalogueError(f"{where}: {drawn.name!r} is drawn from {by!r}, which is not drawn before it")
+        known = known | {drawn.name}
 
 
 def _server(spec: dict, fields: dict[str, Field]) -> ServerSpec:

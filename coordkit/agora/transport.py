@@ -207,6 +207,18 @@ class Transport:
         with self._lock:
             return tuple(exchange for exchange in self._exchanges if exchange is not None)
 
+    @property
+    def sent(self) -> int:
+        """How many requests have been sent: where the next one's exchange will be (:meth:`transcript_since`)."""
+        with self._lock:
+            return len(self._exchanges)
+
+    def transcript_since(self, sent: int) -> tuple[Exchange, ...]:
+        """The exchanges of the requests sent after the first ``sent`` (what :attr:`sent` was then), in order: the
+        end of :attr:`transcript`, without copying the whole of it."""
+        with self._lock:
+            return tuple(exchange for exchange in self._exchanges[sent:] if exchange is not None)
+
     def register(self, endpoint: Endpoint) -> None:
         """Make ``endpoint`` reachable under ``endpoint.name``."""
         self._check_open()
