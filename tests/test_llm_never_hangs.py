@@ -76,6 +76,17 @@ def test_a_long_wait_is_said_once(make, monkeypatch):
     assert len(lines) == 1 and "making calls wait 0.15 s (at most 0.15 s)" in lines[0] and "HTTP 429" in lines[0]
 
 
+def test_a_long_wait_is_said_without_the_key_a_provider_echoes(make, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the OpenAI-compatible client sends it, so the server can echo it
+    monkeypatch.setattr("coordkit.llm.attempts.LONG_WAIT_S", 0.1)
+    with FakeLLMServer(faults=[Fault("rate_limit", retry_after="1e12")], echo_key=True) as server:
+        client = make(server, max_wait_s=0.15)
+        lines = told(client)
+        client.complete(ASK)
+    assert len(lines) == 1 and "HTTP 429" in lines[0]
+    assert "for the request with key " in lines[0] and KEY not in lines[0]  # it was echoed, and hidden
+
+
 def test_quota_headers_resetting_in_a_year_hold_calls_at_most_max_wait_s(make):
     with FakeLLMServer(faults=[Fault("quota_exhausted")]) as server:
         client = make(server, max_wait_s=0.2, max_concurrency=1)

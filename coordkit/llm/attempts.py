@@ -14,7 +14,8 @@ costs seconds).
 
 **Waits are said.** A wait of :data:`LONG_WAIT_S` or more is told to the user once per client and reason
 (a line on stderr: the notebook's cell output, or the terminal), and every call's waits add up in its
-``waited_s``, which the ledger shows.
+``waited_s``, which the ledger shows. A told line, like an error, is cleaned of API keys first: it quotes the
+provider's own message, which can echo the key.
 
 **A provider that refuses everything stops the run.** After :data:`FAILED_CALLS_TO_STOP` calls in a row have
 failed (no answer in between), the next attempt raises :class:`~coordkit.llm.base.ProviderUnavailable`, a
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from coordkit.llm.base import LLMError, LLMReply, ProviderUnavailable
+from coordkit.llm.base import LLMError, LLMReply, ProviderUnavailable, scrub
 from coordkit.llm.throttle import MAX_PAUSE_S, OVERLOAD_STATUS, REFUSED, CallRecord, Concurrency
 
 INITIAL_RETRY_DELAY_S = 0.5  # the first backoff without a retry-after, doubled after every retry ...
@@ -248,8 +249,17 @@ class CallPolicy:
                     sent=call.attempts > 0,
                 )
 
+    def _clean(self, text: str) -> str:
+        """``text`` without any API key: what every error and every told line passes through (a provider's own
+        message can echo the key)."""
+        return scrub(self.exchange.mask(text))
+
+    def _tell(self, line: str) -> None:
+        """Say ``line`` to the user (stderr, or the ``tell`` given), cleaned of keys."""
+        self.tell(self._clean(line))
+
     def _error(self, problem: str, call: CallRecord, cause: str = "") -> LLMError:
-        message = self.exchange.mask(f"{self.exchange.provider} {problem}")
+        message = self._clean(f"{self.exchange.provider} {problem}")
         return LLMError(
             message,
             cause=cause,
@@ -265,7 +275,7 @@ class CallPolicy:
             return
         self._told.add(reason)
         cap = f"at most {self.max_wait_s:g} s" if seconds >= self.max_wait_s else "as asked"
-        self.tell(f"coordkit: {self.exchange.provider} is making calls wait {round(seconds, 2):g} s ({cap}): {why}")
+        self._tell(f"coordkit: {self.exchange.provider} is making calls wait {round(seconds, 2):g} s ({cap}): {why}")
 
 
 def _asked_wait_s(headers: Mapping[str, str]) -> float | None:
