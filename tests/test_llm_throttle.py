@@ -216,15 +216,17 @@ async def random_schedule(seed: int, callers: int, fixed: int | None) -> None:
     rng = random.Random(seed)
     limit = Concurrency(fixed, max_pause_s=0.001)
 
-    def check():
-        assert 1 <= limit.limit <= limit.ceiling and 0 <= limit.in_flight <= max(int(limit.limit), limit.peak)
+    def check(started: bool = False):
+        assert 1 <= limit.limit <= limit.ceiling and 0 <= limit.in_flight <= limit.ceiling
+        if started:  # a call starts only below the limit (after a cut, those in flight drain to it)
+            assert limit.in_flight <= int(limit.limit)
 
     async def call():
         record = CallRecord()
         try:
             for _ in range(5):
                 await limit.hold(record)
-                check()
+                check(started=True)  # no await between taking the slot and this check
                 await asyncio.sleep(0)  # let the others run while this attempt is out
                 outcome = rng.choices(OUTCOMES, weights=(60, 1, 20, 10, 8, 1))[0]
                 if outcome.startswith("answer"):
@@ -241,10 +243,33 @@ async def random_schedule(seed: int, callers: int, fixed: int | None) -> None:
             check()
 
     tasks = [asyncio.ensure_future(call()) for _ in range(callers)]
-    for task in rng.sample(tasks, k=callers // 10):  # some callers give up while they wait for a slot
+    for task in rng.sample(tasks, k=callers // 10):  # some give up before their first step (a woken one: below)
         task.cancel()
-    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)  # only stops a deadlock
+    ended = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)  # only stops a deadlock
+    for outcome in ended:  # a failed check inside a call (a cancelled call ends in CancelledError, not an Exception)
+        if isinstance(outcome, Exception):
+            raise outcome
     assert limit.in_flight == 0 and not limit._waiters
+
+
+def test_a_wake_meant_for_a_cancelled_waiter_passes_to_the_next():
+    async def schedule():
+        limit = Concurrency(1)
+        first = await limit.acquire()  # A holds the only slot
+        b, c = asyncio.ensure_future(limit.acquire()), asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        assert len(limit._waiters) == 2  # B and C wait, in that order
+        limit.release()  # A ends: B is woken ...
+        b.cancel()  # ... and cancelled before it resumes
+        try:
+            for _ in range(10):  # a few turns of the loop, no clock
+                await asyncio.sleep(0)
+            assert b.cancelled() and c.done() and c.result() == first + 1  # C has the slot
+            assert limit.in_flight == 1 and not limit._waiters
+        finally:
+            c.cancel()
+
+    asyncio.run(schedule())
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
