@@ -93,8 +93,10 @@ def test_quota_headers_resetting_in_a_year_hold_calls_at_most_max_wait_s(make):
         ledger = Ledger(PRICED)
         metered = MeteredClient(client, ledger)
         first, second = aio.complete_all(metered, [ASK, ASK])
-    assert first.metadata["waited_s"] == 0 and second.metadata["waited_s"] == pytest.approx(0.2, abs=0.01)
-    assert ledger.summary()["waited_s"].sum() == pytest.approx(0.2, abs=0.01)  # the ledger shows the wait
+    # the second call waits what is left of the pause when it asks for its slot: measured, so no less than 0.2 s
+    # is promised (a loaded machine may reach it late), only that it waited and no more than max_wait_s
+    assert first.metadata["waited_s"] == 0 and 0 < second.metadata["waited_s"] <= 0.2
+    assert ledger.summary()["waited_s"].sum() == pytest.approx(second.metadata["waited_s"])  # the ledger shows it
 
 
 def test_a_body_that_drips_in_is_abandoned_at_the_attempt_deadline(make, ask):
