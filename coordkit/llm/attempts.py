@@ -4,13 +4,11 @@ between them, and an answer or a clear :class:`~coordkit.llm.base.LLMError` at t
 **Bounds.** Each attempt (connection, headers *and* body) has one deadline, ``timeout_s``: a body that trickles
 in a byte at a time is abandoned when it passes (the SDKs' own timeouts only bound each read). A wait between
 attempts is what the provider asks for (``retry-after-ms``, ``retry-after`` in seconds or as an HTTP date) or
-exponential backoff with jitter, and never more than ``max_wait_s``; quota headers pause new calls for at most
-as long (:mod:`coordkit.llm.throttle`). So once it holds a slot, a call ends within
-
-    (max_retries + 1) x timeout_s  +  max_retries x max_wait_s  +  (max_retries + 1) x max_wait_s of quota pauses
-
-(with the Anthropic client's defaults, 4 retries, 60 s and 60 s: 14 minutes at the very worst; a typical refusal
-costs seconds).
+exponential backoff with jitter, and never more than ``max_wait_s``; quota headers pause new attempts for at most
+as long each time (:mod:`coordkit.llm.throttle`). A call makes at most ``max_retries + 1`` attempts. That is what
+is bounded, not a call's whole time: between attempts a call gives its slot up and queues for one again like a new
+call, and a new call may take a slot that frees up before a waiting call does. Some call can always start (the
+throttle's invariant), so the calls of a round all end; a typical refusal costs seconds.
 
 **Waits are said.** A wait of :data:`LONG_WAIT_S` or more is told to the user once per client and reason
 (a line on stderr: the notebook's cell output, or the terminal), and every call's waits add up in its
@@ -130,13 +128,9 @@ class CallPolicy:
         self._stopped_until = 0.0  # time.monotonic() before which every call stops at once
         self._lock = threading.Lock()
 
-    @property
-    def bound_s(self) -> float:
-        """The longest one call can take once it holds a slot (see the module docstring)."""
-        return (self.max_retries + 1) * (self.timeout_s + self.max_wait_s) + self.max_retries * self.max_wait_s
-
     async def call(self, request) -> LLMReply:
-        """Answer ``request`` within :attr:`bound_s` of getting a slot, or raise :class:`LLMError`."""
+        """Answer ``request``, or raise :class:`LLMError`: at most ``max_retries + 1`` attempts of ``timeout_s``
+        each, with waits of at most ``max_wait_s`` between them (see the module docstring)."""
         call = CallRecord()
         self._check_running(call)
         try:

@@ -27,9 +27,12 @@ provider refuses, and regrows up to it.
 
 **The invariant**: the limit stays in [1, ceiling] whatever the provider answers, so some call can always start:
 a call waiting for a slot is woken as soon as the calls in flight drop below the limit, and a wake meant for a
-call that was cancelled passes to the next. A pause the headers ask for is at most ``max_pause_s``. So a call
-waits for its slot no longer than the calls ahead of it take, each of which is bounded by its client
-(:mod:`coordkit.llm.attempts`); tests/test_llm_throttle.py checks this on thousands of random answers.
+call that was cancelled passes to the next. A pause the headers ask for is at most ``max_pause_s``, and every
+attempt and wait of a call in flight is bounded by its client (:mod:`coordkit.llm.attempts`), so the calls in
+flight end and free their slots for the calls waiting; tests/test_llm_throttle.py checks this on thousands of
+random answers. Slots are not handed out in order, though (a new call may take a slot that frees up before a woken
+call does, and a retry queues again like a new call): this bounds no one call's wait for a slot, only makes a
+finite number of calls (a round's) all end.
 """
 
 import asyncio
