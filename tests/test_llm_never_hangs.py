@@ -210,6 +210,25 @@ def test_odd_token_counts_are_llm_errors_and_the_ledger_stays_sound(make, ask, f
     assert (row["calls"], row["failed"]) == (1, 1) and 0 < client.ledger.spent_usd <= 0.01
 
 
+def test_a_reply_nested_too_deep_to_parse_is_an_llm_error(make, ask):
+    with FakeLLMServer(faults=[Fault("deep_json"), None]) as server:
+        client = make(server)
+        with pytest.raises(LLMError, match=r"(not a message|nested too deeply): b'\[\[\[") as odd:
+            ask(client)
+        ask(client)  # the next call is answered
+    assert odd.value.cause == "OddReply"
+
+
+@pytest.mark.parametrize("status", [500, 400])  # retried, then given up; rejected at once
+def test_a_failure_nested_too_deep_to_parse_is_a_failed_attempt(make, ask, status):
+    with FakeLLMServer(faults=lambda index, request: Fault("deep_json", value=status, retry_after_ms=1)) as server:
+        client = make(server, max_retries=1)
+        with pytest.raises(LLMError, match=rf"HTTP {status}: \[\[\[") as failed:
+            ask(client)
+    assert failed.value.cause == f"HTTP {status}" and failed.value.retries == (1 if status == 500 else 0)
+    assert client.calls.failed_in_a_row == 1  # counted as a failed call
+
+
 @pytest.mark.parametrize("model", [42, ["claude"], None, "", "us.anthropic.claude-haiku-4-5-v1:0"])
 def test_any_model_in_a_reply_is_read_and_the_ledger_counts_the_model_asked_for(make, ask, model):
     with FakeLLMServer(faults=[Fault("odd_model", value=model)]) as server:

@@ -120,12 +120,13 @@ class AnthropicClient(LLMClient, Exchange):
 
     def read(self, answer: Answer, request: LLMRequest) -> LLMReply:
         """The reply read from the message's JSON: its text blocks and usage. (The SDK's typed parse builds the
-        whole Message with pydantic: 0.5 ms a call, a third of the call's CPU, for three fields.)"""
+        whole Message with pydantic: 0.5 ms a call, a third of the call's CPU, for three fields.) JSON nested too deep
+        for the parser raises RecursionError."""
         try:
             message = json.loads(answer.body)
             text = "".join(block["text"] for block in message["content"] if block.get("type") == "text")
             usage, model = message["usage"], message.get("model")
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             raise LLMError(f"sent a reply that is not a message: {answer.body[:80]!r}", cause="OddReply") from None
         if message.get("type") != "message" or not isinstance(text, str):
             raise LLMError(f"sent a reply that is not a message: {answer.body[:80]!r}", cause="OddReply")

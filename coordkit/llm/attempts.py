@@ -56,11 +56,12 @@ class Answer:
         return 200 <= self.status < 300
 
     def provider_message(self) -> str:
-        """The provider's own explanation: ``error.message`` when the body has one (both APIs), else its start."""
+        """The provider's own explanation: ``error.message`` when the body has one (both APIs), else its start.
+        (JSON nested too deep for the parser raises RecursionError, not ValueError.)"""
         try:
             error = json.loads(self.body)["error"]
             return str(error["message"] if isinstance(error, dict) else error)[:300]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return self.body[:200].decode("utf-8", "replace") or f"HTTP {self.status}"
 
 

@@ -11,8 +11,9 @@ system prompt and messages for input, and of the reply for output.
 
 Hostile behaviours, each a :class:`Fault` kind: refusals with any ``retry-after`` (``"1e12"``, ``"inf"``), a body
 that drips in a byte at a time (``drip``), quota headers saying nothing is left until far ahead (``quota_exhausted``),
-token counts or usage objects no API sends (``odd_tokens``, ``odd_usage``: negative, NaN, huge, a string, a list)
-and a model name the caller did not ask for (``odd_model``). A burst is a sequence of faults; refusing forever,
+token counts or usage objects no API sends (``odd_tokens``, ``odd_usage``: negative, NaN, huge, a string, a list),
+a model name the caller did not ask for (``odd_model``) and a body of valid JSON nested deeper than Python's ``json``
+reads (``deep_json``: it raises RecursionError, not ValueError). A burst is a sequence of faults; refusing forever,
 a function that always returns one.
 
 Like a provider, it can enforce limits: ``max_in_flight`` (a request beyond it is answered 429 at once, with
@@ -40,15 +41,17 @@ DEFAULT_REPLY = "DECISION: 4\nREASONING: steady demand."
 
 _ERROR_STATUS = {"rate_limit": 429, "server_error": 500, "overloaded": 529}
 _ODD_REPLIES = ("odd_tokens", "odd_usage", "odd_model")
-FAULT_KINDS = (*_ERROR_STATUS, "timeout", "malformed", "empty", "drip", "quota_exhausted", *_ODD_REPLIES)
+FAULT_KINDS = (*_ERROR_STATUS, "timeout", "malformed", "empty", "drip", "quota_exhausted", *_ODD_REPLIES, "deep_json")
 A_YEAR_S = 365 * 24 * 3600.0
+DEEP_JSON_LEVELS = 100_000  # a "deep_json" body's arrays in arrays: valid JSON, deeper than Python's parser goes
 
 
 @dataclass(frozen=True)
 class Fault:
     """How to misbehave on one request: an HTTP error, a hang of ``hang_s`` seconds, a non-JSON or empty reply, a
-    body dripping in a byte every ``drip_s``, quota headers with nothing left for ``reset_s``, or a reply whose
-    token counts (``odd_tokens``), usage object (``odd_usage``) or model (``odd_model``) is ``value``."""
+    body dripping in a byte every ``drip_s``, quota headers with nothing left for ``reset_s``, a reply whose
+    token counts (``odd_tokens``), usage object (``odd_usage``) or model (``odd_model``) is ``value``, or a body of
+    JSON arrays nested :data:`DEEP_JSON_LEVELS` deep (``deep_json``) with the HTTP status ``value`` (None: 200)."""
 
     kind: str
     retry_after_ms: int = 20  # the retry-after-ms header of an HTTP error (the SDK waits this long before retrying)
@@ -56,7 +59,8 @@ class Fault:
     hang_s: float = 5.0  # how long "timeout" waits before answering
     drip_s: float = 2.0  # a "drip" body's pause between bytes
     reset_s: float = A_YEAR_S  # when a "quota_exhausted" answer says the quota comes back
-    value: object = None  # what an odd reply puts in place of the token counts, the usage or the model
+    value: object = None  # what an odd reply puts in place of the token counts, the usage or the model; a
+    # "deep_json" answer's HTTP status
 
     def __post_init__(self):
         if self.kind not in FAULT_KINDS:
@@ -259,6 +263,10 @@ class FakeLLMServer:
                 key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
                 message += f" for the request with key {key}"
             return _ERROR_STATUS[kind], extra, _json(api.error(kind, message))
+        if kind == "deep_json":
+            status = 200 if fault.value is None else int(fault.value)
+            extra = {} if status == 200 else {"retry-after-ms": str(fault.retry_after_ms)}
+            return status, extra, b"[" * DEEP_JSON_LEVELS + b"]" * DEEP_JSON_LEVELS
         if kind == "timeout":
             self._stopping.wait(fault.hang_s)
         if kind == "malformed":  # a body cut short, under a JSON content type

@@ -97,6 +97,8 @@ class OpenAICompatibleClient(LLMClient, Exchange):
             body = json.loads(answer.body)
         except ValueError:
             raise LLMError(f"answered with a body that is not JSON: {answer.body[:200]!r}", cause="OddReply") from None
+        except RecursionError:
+            raise LLMError(f"answered with JSON nested too deeply: {answer.body[:80]!r}", cause="OddReply") from None
         try:
             text = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
