@@ -85,7 +85,10 @@ def sweep(
     column of that name). Rows follow grid order (the product of the grid's
     values, first key slowest), then seed order, whatever the engine. The
     results' own indexes are discarded. Runs that raise do not stop the others: once all are done,
-    :class:`SweepError` names each failed run's parameters and seed and carries the finished results.
+    :class:`SweepError` names each failed run's parameters and seed and carries the finished results. A
+    :class:`~coordkit.llm.base.StopRun` (the budget reached, a provider that fails every call) stops the sweep
+    at once: it is raised as it came, carrying the runs that had finished in its ``results`` (a DataFrame, in task
+    order) and the runs that had failed in its ``failures`` (as :class:`SweepError`'s).
     ``progress`` shows a progress bar (tqdm's: a widget in a notebook, a line on stderr elsewhere) labelled
     ``desc`` (default: "<the run's name> runs").
     """
@@ -112,6 +115,10 @@ def sweep(
             _run_the_rest(engine, tasks, results, failures, kept, bar)
         except WorkerLost as lost:
             raise _sweep_error(f"{lost}", failures, results, store) from None
+        except StopRun as stop:  # raised as it came (callers say its headline), with what was done before it
+            stop.results = _finished(results)
+            stop.failures = [failures[i] for i in sorted(failures)]
+            raise
     if failures:
         raise _sweep_error(f"{len(failures)} of {len(tasks)} runs failed", failures, results, store)
     return pd.concat(results, ignore_index=True)
@@ -165,16 +172,21 @@ def _attempt(task: Task) -> pd.DataFrame | RunFailed:
 
 def _sweep_error(problem: str, failed: dict[int, dict], results: list, store: str | Path | None) -> SweepError:
     failures = [failed[i] for i in sorted(failed)]
-    finished = [result for result in results if result is not None]
+    finished = sum(result is not None for result in results)
     lines = [f"  {_labels(f['params'], f['seed'])}: {f['error']}" for f in failures[:5]]
     lines += [f"  ... and {len(failures) - 5} more"] if len(failures) > 5 else []
     kept = f", and in {store}: run the same sweep again to redo only what is missing" if store is not None else ""
     message = "\n".join(
         [f"{problem}:" if failures else f"{problem}.", *lines]
-        + [f"The {len(finished)} finished runs are in the error's .results{kept} (tracebacks in .failures)."]
+        + [f"The {finished} finished runs are in the error's .results{kept} (tracebacks in .failures)."]
     )
-    frame = pd.concat(finished, ignore_index=True) if finished else pd.DataFrame()
-    return SweepError(message, failures, frame)
+    return SweepError(message, failures, _finished(results))
+
+
+def _finished(results: list) -> pd.DataFrame:
+    """The runs that finished, in task order, as one frame (empty if none did)."""
+    finished = [result for result in results if result is not None]
+    return pd.concat(finished, ignore_index=True) if finished else pd.DataFrame()
 
 
 def _labels(params: dict[str, Any], seed: int) -> str:

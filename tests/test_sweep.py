@@ -201,3 +201,33 @@ def test_sweep_cells_plays_every_cell_from_the_same_seed_without_a_seed_column()
     cells = sweep_cells(coin_run, {"p": [0.3, 0.7]}, 5, fixed={"flips": 10}, progress=False)
     one = [sweep(coin_run, {"p": [p]}, [5], fixed={"flips": 10}, progress=False) for p in (0.3, 0.7)]
     assert_frame_equal(cells, pd.concat(one, ignore_index=True).drop(columns="seed"))
+
+
+def asking_run(seed: int, client) -> dict[str, str]:
+    """One LLM call a run (the client is a fixed parameter)."""
+    from coordkit.llm import LLMRequest
+
+    return {"answer": client.complete(LLMRequest.user("You order beer.", "How many cases?")).text}
+
+
+def test_a_sweep_stopped_by_the_budget_raises_the_stop_with_the_runs_that_finished():
+    from coordkit.llm import Ledger, LLMRequest, MeteredClient, ScriptedClient
+    from coordkit.llm.base import BudgetExceeded
+
+    class Billed(ScriptedClient):
+        billable = True
+
+    def metered(budget_usd=None):
+        return MeteredClient(Billed(["4"], repeat=True, model="m"), Ledger({"m": (1.0, 5.0)}), budget_usd)
+
+    probe = metered()
+    asking_run(0, probe)
+    call_usd = probe.ledger.spent_usd  # what one run spends; a call is let through while its worst case fits
+    worst_usd = probe.worst_case_usd(LLMRequest.user("You order beer.", "How many cases?"))
+    client = metered(budget_usd=worst_usd + 2.5 * call_usd)  # room for three runs, not four
+    with pytest.raises(BudgetExceeded, match="stopped before a call that could exceed the budget") as stopped:
+        sweep(asking_run, None, seeds=5, fixed={"client": client}, progress=False)
+    assert stopped.value.headline == "Budget reached"
+    finished = stopped.value.results
+    assert finished["seed"].tolist() == derive_seeds(0, 5)[:3] and finished["answer"].tolist() == ["4"] * 3
+    assert stopped.value.failures == []
