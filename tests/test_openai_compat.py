@@ -126,7 +126,15 @@ def test_a_key_echoed_by_the_server_is_masked(monkeypatch):
     with FakeLLMServer(echo_the_key) as server:
         with pytest.raises(LLMError, match=r"HTTP 500") as raised:
             client(server, max_retries=0).complete(REQUEST)
-    assert KEY not in str(raised.value) and "Bearer ***" in str(raised.value)
+    assert KEY not in str(raised.value) and "Bearer [OPENAI_API_KEY redacted]" in str(raised.value)
+
+
+def test_a_key_of_the_clients_own_variable_is_masked_as_every_key_is(monkeypatch):
+    keyed = OpenAICompatibleClient("llama3.2", api_key_env="LOCAL_LLM_KEY")
+    monkeypatch.setenv("LOCAL_LLM_KEY", f"  {KEY}\n")  # pasted with spaces and a newline: the key is still found
+    assert keyed.mask(f"denied for the key {KEY}") == "denied for the key [LOCAL_LLM_KEY redacted]"
+    monkeypatch.setenv("LOCAL_LLM_KEY", "a")  # too short to be a key: hiding every "a" would garble the message
+    assert keyed.mask("a rate limit") == "a rate limit"
 
 
 def test_acomplete_works_from_one_event_loop_after_another():

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
-def scrub(text: str) -> str:
-    """``text`` with the value of every API-key variable replaced, so no key reaches a file, a log or an error."""
-    for name in SECRET_VARIABLES:
+def scrub(text: str, *variables: str) -> str:
+    """``text`` with the value of every API-key variable (and of ``variables``, a client's own) replaced, so no key
+    reaches a file, a log or an error. A value is stripped first; one under 8 characters is no key, and replacing
+    it would garble the text."""
+    for name in (*SECRET_VARIABLES, *variables):
         secret = os.environ.get(name, "").strip()
         if len(secret) >= 8:
             text = text.replace(secret, f"[{name} redacted]")

@@ -20,7 +20,7 @@ import httpx_aiohttp
 
 from coordkit.llm import aio
 from coordkit.llm.attempts import MAX_WAIT_S, Answer, AttemptFailed, CallPolicy, Exchange
-from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest, token_count
+from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest, scrub, token_count
 from coordkit.llm.throttle import Concurrency
 
 
@@ -128,8 +128,7 @@ class OpenAICompatibleClient(LLMClient, Exchange):
         return problem
 
     def mask(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env)
-        return text.replace(key, "***") if key else text
+        return scrub(text, self.api_key_env)
 
     def _async_client(self) -> httpx.AsyncClient:
         """One async client per event loop (connections cannot move between loops), with as many connections as
