@@ -50,22 +50,25 @@ class Model(mesa.Model):
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs):
         """Check and register a model class; ``abstract=True`` marks a base that models of a family share, which
-        declares no parameters and is not a model of its own (``class AgoraModel(Model, abstract=True)``)."""
+        declares no parameters and is not a model of its own (``class AgoraModel(Model, abstract=True)``). A
+        subclass of a model inherits its parameters, random streams, state view, panels and registered policies
+        (issue 45), and is listed by :func:`models` only if it is the kit's: a student's variant stays theirs."""
         super().__init_subclass__(**kwargs)
         if abstract:
             return
-        if "parameters" not in vars(cls):
+        if cls.parameters is Model.parameters:
             raise TypeError(f"{cls.__name__} must declare its parameters (parameters = Parameters(...))")
         clashes = sorted(set(cls.parameters.names) & RESERVED)
         if clashes:
             raise TypeError(f"{cls.__name__}: parameters {clashes} would hide Mesa's model attributes; rename them")
-        cls.parameters.resolve(dict(cls.small), owner=f"{cls.__name__}.small")
+        cls.parameters.resolve(dict(cls.small), owner=f"{cls.__name__}.small", model=cls)
         _check_streams(cls)
         cls.__signature__ = cls.parameters.signature()
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{cls.parameters.docstring()}\n"
         if "__init__" in vars(cls) and not cls.__init__.__doc__:  # else help() shows Mesa's "Overload this method"
             cls.__init__.__doc__ = Model.__init__.__doc__
-        _MODELS[model_id(cls)] = cls
+        if cls.__module__.startswith("coordkit.") or not any(base in _MODELS.values() for base in cls.__mro__[1:]):
+            _MODELS[model_id(cls)] = cls
 
     def __init__(self, *, rng=None, **params):
         """Set the model up from its declared parameters (the class docstring's Parameters): each one given is
@@ -73,7 +76,7 @@ class Model(mesa.Model):
         non-negative integer) seeds the run's random streams (``self.streams``, :mod:`coordkit.streams`), one of
         which seeds Mesa's ``random`` and ``rng`` (the order in which Mesa shuffles agents)."""
         cls = type(self)
-        values = cls.parameters.resolve(params, owner=cls.__name__)
+        values = cls.parameters.resolve(params, owner=cls.__name__, model=cls)
         declared = {MESA: (), **cls.random_streams}
         self.streams = Streams(root_sequence(check_rng(rng)), declared, owner=cls.__name__)
         super().__init__(rng=self.streams(MESA))

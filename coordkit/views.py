@@ -38,15 +38,22 @@ def state_view(model: type[Model]) -> Callable[[View], View]:
 
 
 def view_of(model: type[Model]) -> View:
-    """``model``'s state view, importing the families (their charts declare the views) if it is not known yet."""
-    if model not in _VIEWS:
+    """``model``'s state view, or its nearest base's (a subclass shows what its model shows), importing the families
+    (their charts declare the views) if none is known yet."""
+    view = _declared(model)
+    if view is None:
         import_families()
-    if model not in _VIEWS:
+        view = _declared(model)
+    if view is None:
         raise LookupError(
-            f"{model.__name__} declares no state view: add one to its family's charts.py with "
-            f"@state_view({model.__name__}) (coordkit/views.py)"
+            f"{model.__name__} declares no state view: declare one with @state_view({model.__name__}) above a "
+            "function of the model that returns its chart (coordkit/views.py)"
         )
-    return _VIEWS[model]
+    return view
+
+
+def _declared(model: type[Model]) -> View | None:
+    return next((_VIEWS[cls] for cls in model.__mro__ if cls in _VIEWS), None)
 
 
 def viewed() -> dict[type[Model], View]:
