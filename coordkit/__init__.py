@@ -53,6 +53,10 @@ _PUBLIC = {
     "WeatherDemo": "coordkit.agora:WeatherDemo",
     "AgoraNetwork": "coordkit.agora:AgoraNetwork",
     "sweep": "coordkit.sweep:sweep",
+    "policy_from": "coordkit.policies:policy_from",
+    "register_policy": "coordkit.policy_registry:register_policy",
+    "check_policy": "coordkit.policy_checks:check_policy",
+    "tournament": "coordkit.tournament:tournament",
     "models": "coordkit.model:models",
     "figures": "coordkit.figures",
 }

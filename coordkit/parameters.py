@@ -45,8 +45,9 @@ class Param(ABC):
     unit: str = ""
     optional: str = ""
 
-    def check(self, value: Any) -> Any:
-        """The value, normalised (an int for an Integer, a float for a Real), or a :class:`ParameterError`."""
+    def check(self, value: Any, model: type | None = None) -> Any:
+        """The value, normalised (an int for an Integer, a float for a Real), or a :class:`ParameterError`;
+        ``model``, the class whose parameter it is, matters to a :class:`PolicyChoice` alone."""
         if value is None and self.optional:
             return None
         return self._check(value)
@@ -210,6 +211,39 @@ class Choice(Param):
 
 
 @dataclass(frozen=True)
+class PolicyChoice(Choice):
+    """How agents decide: one of ``options`` (the family's own rules, by name), a name given to
+    :func:`coordkit.register_policy` for the model, a :class:`~coordkit.policies.Policy` or Policy class, or a plain
+    function observation → decision (issue 45)."""
+
+    def check(self, value: Any, model: type | None = None) -> Any:
+        from coordkit.policy_registry import is_policy, registered_policies
+
+        if value is None and self.optional:
+            return None
+        if isinstance(value, str):
+            names = [*map(str, self.options), *registered_policies(model)]
+            if value in names:
+                return value
+            close = difflib.get_close_matches(value, names, n=1)
+            raise self.error(value, f"is not a policy's name{f'; did you mean {close[0]!r}?' if close else ''}")
+        if not is_policy(value):
+            raise self.error(value, f"is a {type(value).__name__}")
+        return value
+
+    def allowed(self) -> str:
+        return super().allowed() + ", a name given to coordkit.register_policy, a Policy or a function"
+
+    def label_of(self, value: Any) -> str:
+        from coordkit.policies import policy_name
+
+        return self.labels.get(value, policy_name(value)) if isinstance(value, str) else policy_name(value)
+
+    def type_name(self) -> str:
+        return "policy"
+
+
+@dataclass(frozen=True)
 class Instance(Param):
     """An object of one of ``types`` (an LLM client, a persona, a goal): set from Python, not from a panel."""
 
@@ -273,14 +307,16 @@ class Parameters:
     def defaults(self) -> dict[str, Any]:
         return {name: param.default for name, param in self._params.items()}
 
-    def resolve(self, given: Mapping[str, Any], owner: str = "the model") -> dict[str, Any]:
+    def resolve(self, given: Mapping[str, Any], owner: str = "the model", model: type | None = None) -> dict[str, Any]:
         """Every parameter's value: ``given`` (checked) where set, else the default. Raises :class:`ParameterError`
-        for an unknown name, a value out of its range, or values that contradict each other."""
+        for an unknown name, a value out of its range, or values that contradict each other. ``model`` is the class
+        whose parameters these are (its registered policies are names a :class:`PolicyChoice` takes)."""
         unknown = [name for name in given if name not in self._params]
         if unknown:
             raise ParameterError(self._unknown(unknown[0], owner))
         values = {
-            name: param.check(given[name]) if name in given else param.default for name, param in self._params.items()
+            name: param.check(given[name], model) if name in given else param.default
+            for name, param in self._params.items()
         }
         for relation in self.relations:
             relation(values)
@@ -328,11 +364,13 @@ class Parameters:
         lines.append(_indented("the seed of Mesa's ``random`` and ``rng`` (None: a fresh seed from the system)"))
         return "\n".join(lines)
 
-    def check_grid(self, combinations: Iterable[Mapping[str, Any]], owner: str = "the model") -> None:
+    def check_grid(
+        self, combinations: Iterable[Mapping[str, Any]], owner: str = "the model", model: type | None = None
+    ) -> None:
         """Check every combination of a sweep grid (each value, and the relations) before anything runs."""
         for combination in combinations:
             try:
-                self.resolve(combination, owner)
+                self.resolve(combination, owner, model)
             except ParameterError as error:
                 raise ParameterError(f"grid combination {dict(combination)}: {error}") from None
 

@@ -57,6 +57,50 @@ class Policy(ABC):
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+class FunctionPolicy(Policy):
+    """A plain function ``observation → decision`` as a policy (:func:`policy_from`): the function says what to
+    do, the classifier what kind of decider it is (it cannot tell by itself)."""
+
+    def __init__(self, decide: Callable[[Any], Any], *, stochastic: bool = False, stateful: bool = False, name=None):
+        if not callable(decide):
+            raise TypeError(f"policy_from takes a function observation → decision, not {decide!r}")
+        self.function = decide
+        self.name = name or getattr(decide, "__name__", type(decide).__name__)
+        self._classifier = Classifier(stochastic=stochastic, stateful=stateful)
+
+    @property
+    def classifier(self) -> Classifier:
+        return self._classifier
+
+    def decide(self, observation: Any) -> Any:
+        return self.function(observation)
+
+
+def policy_from(
+    decide: Callable[[Any], Any], stochastic: bool = False, stateful: bool = False, name: str | None = None
+) -> Policy:
+    """A :class:`Policy` that decides with ``decide(observation)``, named ``name`` (the function's name when None).
+
+    Say ``stochastic=True`` if the function draws random numbers, ``stateful=True`` if it remembers earlier
+    observations (a stateful rule that must forget between runs is better written as a :class:`Policy` with a
+    ``reset``). A model handed a function wraps it so itself; :func:`coordkit.check_policy` checks the claims."""
+    return FunctionPolicy(decide, stochastic=stochastic, stateful=stateful, name=name)
+
+
+class DecisionError(TypeError):
+    """A policy returned what its model cannot act on; the message names the policy, the value and what the model
+    expected."""
+
+
+def policy_name(policy: Any) -> str:
+    """How a policy is shown: a name as given, else its ``name``, else its function's or class's name."""
+    if isinstance(policy, str):
+        return policy
+    if isinstance(policy, Policy):
+        return str(policy.name)
+    return getattr(policy, "__name__", None) or type(policy).__name__
+
+
 class LLMPolicy(Policy):
     """An LLM-backed decision with a rule-based fallback.
 

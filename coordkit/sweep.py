@@ -96,7 +96,7 @@ def sweep(
     seed_list = _seed_list(seeds, base_seed)
     fixed = dict(fixed or {})
     if _is_model(run):
-        run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__)
+        run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__, model=run)
     elif frame:
         raise ValueError("frame=True collects a model's frame(); pass a model class, or return a frame from run")
     engine = _engine_for(engine, workers, fixed)

@@ -48,6 +48,7 @@ from IPython.display import display
 from coordkit import parameters
 from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
+from coordkit.policy_registry import registered_policies
 from coordkit.static_view import WIDGET_NOTE, LiveMark, StaticView
 
 CONTROL_STYLE = {"description_width": "initial"}
@@ -421,19 +422,20 @@ class ExperimentPanel:
         return drawn.html()
 
 
-def control(param: parameters.Param, start: Any = None, **options: Any) -> Param:
+def control(param: parameters.Param, start: Any = None, model: type | None = None, **options: Any) -> Param:
     """The control for a declared parameter: a slider for a number, a dropdown for a choice, a checkbox for a
     flag. It starts at the declared default, or at ``start`` (checked against the declaration): a value a notebook
     chose where its readers see it, which a panel function only passes on. ``options`` override the declaration's
     label, span (``low``, ``high``) and ``step``, set an ``active_when`` condition or, for a choice, the ``options``
-    shown; ``default`` only where the declared default is None, which no control can show."""
+    shown; ``default`` only where the declared default is None, which no control can show. A policy's dropdown
+    offers the policies registered for ``model`` too, and a policy object ``start`` gives it, by its name."""
     if "default" in options and param.default is not None:
         raise parameters.ParameterError(
             f"a control for {param.name} starts at its declared default {param.default!r}; to start it at "
             f"{options['default']!r}, let the notebook pass start={{{param.name!r}: {options['default']!r}}}, "
             "so that its readers see the change"
         )
-    default = param.default if start is None else param.check(start)
+    default = param.default if start is None else param.check(start, model)
     settings = {"label": param.label(), "default": default, **options}
     match param:
         case parameters.Integer() | parameters.Real():
@@ -446,6 +448,14 @@ def control(param: parameters.Param, start: Any = None, **options: Any) -> Param
                 )
             settings = {"low": low, "high": high, "step": step, **settings}
             return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
+        case parameters.PolicyChoice():
+            shown = [*settings.pop("options", param.options), *registered_policies(model)]
+            shown += [default] if default is not None and default not in shown else []
+            registered = registered_policies(model)
+            pairs = [
+                (registered[v].label if isinstance(v, str) and v in registered else param.label_of(v), v) for v in shown
+            ]
+            return Choice(param.name, pairs, **settings)
         case parameters.Choice():
             shown = settings.pop("options", param.options)
             return Choice(param.name, [(param.label_of(value), value) for value in shown], **settings)
@@ -470,7 +480,8 @@ def controls(
         stray = sorted(set(given) - set(names))
         if stray:
             raise parameters.ParameterError(f"{what} for {stray}, which are not among the controls {list(names)}")
-    return [control(declared[name], start.get(name), **overrides.get(name, {})) for name in names]
+    owner = None if isinstance(model, parameters.Parameters) else model
+    return [control(declared[name], start.get(name), owner, **overrides.get(name, {})) for name in names]
 
 
 def model_panel(

@@ -15,15 +15,17 @@ import mesa
 import numpy as np
 import pandas as pd
 
+from coordkit.contests import Pairs
 from coordkit.delay import metrics
 from coordkit.delay.agents import Player
 from coordkit.delay.game import TABLE_1, C, D, Payoffs, Timing, outcome
 from coordkit.delay.llm_policies import llm_policy
-from coordkit.delay.policies import Always, Change, GrimTrigger, Persona, SimplifiedModel, TitForTat
+from coordkit.delay.policies import Always, Change, GrimTrigger, Persona, SimplifiedModel, TitForTat, action_of
 from coordkit.llm import LLMClient
 from coordkit.model import Model
-from coordkit.parameters import Choice, Instance, ParameterError, Parameters, Real
+from coordkit.parameters import Instance, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, decision_round
+from coordkit.policy_registry import fresh_policy
 
 POLICIES = ("simplified", "tit_for_tat", "grim_trigger", "always_cooperate", "always_defect", "persona", "llm")
 POLICY_NAMES = {
@@ -79,6 +81,11 @@ class DelayedDilemma(Model):
     "simplified" players are the paper's simplified model (§4.2) with ``p`` and ``alpha``; "persona" players the
     kit's rule-based stand-in for a persona (:meth:`Persona.rule`); "llm" players ask ``llm`` with the persona as
     their system prompt, and an unusable reply falls back to the persona's rule, counted in ``llm_fallbacks``.
+
+    A player may play a student's rule instead (issue 45): a function of an
+    :class:`~coordkit.delay.policies.Observation` that returns "C" or "D", a Policy, or a name given to
+    :func:`coordkit.register_policy`. The rule makes the whole of the player's choice; the delays, the server and
+    the payoffs stay the game's.
     """
 
     parameters = Parameters(
@@ -103,8 +110,10 @@ class DelayedDilemma(Model):
             step=1,
             slider=(0, 30),
         ),
-        Choice("policy_a", "simplified", POLICIES, labels=POLICY_NAMES, doc="how player A chooses"),
-        Choice("policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A", doc="how player B chooses"),
+        PolicyChoice("policy_a", "simplified", POLICIES, labels=POLICY_NAMES, doc="how player A chooses"),
+        PolicyChoice(
+            "policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A", doc="how player B chooses"
+        ),
         Real("p", 0.9, 0, 1, doc="the simplified model's probability of playing tit-for-tat (the paper: 0.8, 0.9)"),
         Real(
             "alpha",
@@ -161,6 +170,14 @@ class DelayedDilemma(Model):
         ),
     )
 
+    contest = Pairs(
+        "policy_a",
+        "policy_b",
+        score=lambda trial, side: trial.players[side].payoff / trial.timing.ticks(trial.duration_s),
+        measure="payoff per tick of play",
+        sparring=("tit_for_tat", "always_defect", "simplified"),
+    )
+
     random_streams = {
         # player i's own (A: 0, B: 1), two uniforms a decision (SimplifiedModel) whatever p, alpha or the delays; the
         # fast path (coordkit.delay.fast) draws the same
@@ -193,8 +210,11 @@ class DelayedDilemma(Model):
         )
         self.datacollector.collect(self)
 
-    def _policy(self, kind: str, persona: Persona, rng: np.random.Generator) -> Policy:
-        """A player's policy; ``rng`` is the player's own stream."""
+    def _policy(self, kind, persona: Persona, rng: np.random.Generator) -> Policy:
+        """A player's policy: a rule of the paper's or the kit's by name (``rng`` is the player's own stream), or a
+        student's (a registered name, a Policy or a function: :func:`~coordkit.policy_registry.fresh_policy`)."""
+        if not (isinstance(kind, str) and kind in POLICIES):
+            return fresh_policy(kind, type(self))
         rules = {
             "simplified": lambda: SimplifiedModel(self.p, self.alpha, rng),
             "tit_for_tat": TitForTat,
@@ -211,6 +231,7 @@ class DelayedDilemma(Model):
         choices = decision_round(
             "decide", [a.policy, b.policy], [a.observe(b), b.observe(a)], concurrent=self.llm is not None
         )
+        choices = [action_of(choice, player.policy) for player, choice in zip(self.players, choices)]
         tick = self.steps
         for player, choice in zip(self.players, choices):
             before = player.effective(tick - 1)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coordkit.delay.game import C, D
-from coordkit.policies import Classifier, Policy
+from coordkit.policies import Classifier, DecisionError, Policy, policy_name
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,15 @@ class Change:
 @dataclass(frozen=True)
 class Observation:
     """What player ``player`` ("A" or "B") knows when it chooses at tick ``tick``: the server at ``time_s`` =
-    (tick − 1)·Δt, after the previous tick (§3.2)."""
+    (tick − 1)·Δt, after the previous tick (§3.2). Never the opponent's latest choice, which is still on its way.
+
+    - ``tick``, ``time_s``: the tick about to be played, and the server's clock (s) when the player looks;
+    - ``player``: "A" or "B"; ``own_delay_s``, ``opponent_delay_s``: how long each one's choices take to arrive;
+    - ``own_effective``, ``opponent_effective``: the actions in effect on the server, "C", "D" or "?" (none yet);
+    - ``own_payoff``, ``opponent_payoff``: the payoffs so far;
+    - ``own_last_choice``: the player's own latest choice, which may not have reached the server yet;
+    - ``history``: the changes of the effective actions (:class:`Change`) within the memory horizon, oldest first.
+    """
 
     tick: int
     time_s: float
@@ -37,6 +45,31 @@ class Observation:
     opponent_payoff: float
     own_last_choice: str  # its latest choice, which may not have reached the server yet
     history: tuple[Change, ...] = ()  # effective-action changes within the memory horizon, oldest first
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A player's decision at a tick: ``action``, "C" (cooperate) or "D" (defect). A policy may return the plain
+    "C" or "D" instead."""
+
+    action: str
+
+
+def action_of(decision: object, policy: object) -> str:
+    """The action ``decision`` stands for; a :class:`~coordkit.policies.DecisionError` that names ``policy``, the
+    value it returned and what a player decides, for anything else."""
+    action = decision.action if isinstance(decision, Decision) else decision
+    if isinstance(action, str) and action in (C, D):
+        return action
+    hint = (
+        f"; did you mean {action.strip().upper()!r}?"
+        if isinstance(action, str) and action.strip().upper() in (C, D)
+        else ""
+    )
+    raise DecisionError(
+        f"policy {policy_name(policy)!r} returned {decision!r}: a player of the delayed dilemma decides 'C' "
+        f"(cooperate) or 'D' (defect), as a string or as Decision('C'){hint}"
+    )
 
 
 @dataclass(frozen=True)

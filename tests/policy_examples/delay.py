@@ -5,8 +5,14 @@ from coordkit.delay.game import C, D, Payoffs, Timing
 from coordkit.delay.llm_policies import llm_policy
 from coordkit.delay.model import DelayedDilemma
 from coordkit.delay.policies import Always, GrimTrigger, Persona, SimplifiedModel, TitForTat
+from coordkit.policies import policy_from
 
 from . import PolicyExample
+
+
+def mirror(seen) -> str:
+    """A student's tit-for-tat, as a plain function."""
+    return D if seen.opponent_effective == D else C
 
 
 def observations():
@@ -26,6 +32,11 @@ EXAMPLES = [
     PolicyExample("grim_trigger", lambda rng, client: GrimTrigger(), observations),
     PolicyExample("always_cooperate", lambda rng, client: Always(C), observations),
     PolicyExample("always_defect", lambda rng, client: Always(D), observations),
+    PolicyExample(  # a student's rule as a plain function (coordkit.policy_from)
+        "a_function",
+        lambda rng, client: policy_from(lambda seen: D if seen.opponent_effective == D else C),
+        observations,
+    ),
     PolicyExample("simplified", lambda rng, client: SimplifiedModel(0.7, 0.2, rng), observations),
     PolicyExample("persona", lambda rng, client: Persona(0, 0, 0).rule(rng), observations),
     PolicyExample(

@@ -1,0 +1,174 @@
+"""A student's own agent (issue 45), in the delayed dilemma first: a plain function, a Policy or a registered name
+plugs in with one keyword; a wrong decision is refused naming the policy, the value and what was expected; a
+subclass inherits everything without repeating it and stays out of ``coordkit.models()``; ``check_policy`` reports
+a policy's claims; ``tournament`` plays a round robin through ``sweep``."""
+
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+import coordkit
+from coordkit import DelayedDilemma, check_policy, policy_from, register_policy, sweep, tournament, ui, views
+from coordkit.delay.policies import Decision, GrimTrigger
+from coordkit.parameters import ParameterError
+from coordkit.policies import DecisionError
+from coordkit.policy_registry import _REGISTERED
+
+
+@pytest.fixture(autouse=True)
+def registry():
+    """Each test registers on a clean slate, and leaves it so."""
+    kept = {model: dict(names) for model, names in _REGISTERED.items()}
+    yield
+    _REGISTERED.clear()
+    _REGISTERED.update(kept)
+
+
+def mirror(seen) -> str:
+    """Tit-for-tat, as a student writes it."""
+    return "D" if seen.opponent_effective == "D" else "C"
+
+
+def test_a_function_plays_as_the_rule_it_copies():
+    built_in = DelayedDilemma(policy_a="tit_for_tat", policy_b="simplified", delay_a=5.0, rng=3).run().frame()
+    theirs = DelayedDilemma(policy_a=mirror, policy_b="simplified", delay_a=5.0, rng=3).run().frame()
+    assert_frame_equal(built_in, theirs)
+
+
+def test_a_decision_object_and_a_policy_class_plug_in_too():
+    as_decision = DelayedDilemma(policy_a=lambda seen: Decision(mirror(seen)), rng=3).run().frame()
+    assert_frame_equal(as_decision, DelayedDilemma(policy_a="tit_for_tat", rng=3).run().frame())
+    assert DelayedDilemma(policy_a=GrimTrigger, policy_b="always_defect", rng=0).run().summary()["payoff_a"] > 0
+
+
+def test_a_stateful_policy_object_starts_afresh_in_every_run_and_for_every_player():
+    trigger = GrimTrigger()
+    first = DelayedDilemma(policy_a=trigger, policy_b=trigger, delay_a=3.0, rng=1).run().frame()
+    again = DelayedDilemma(policy_a=trigger, policy_b=trigger, delay_a=3.0, rng=1).run().frame()
+    assert_frame_equal(first, again)
+    assert trigger.triggered is False, "the object given is a template: each player plays a copy of it"
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected"),
+    [
+        ("c", "did you mean 'C'?"),
+        (1, "returned 1: a player of the delayed dilemma decides 'C' (cooperate) or 'D' (defect)"),
+        (("C", "D"), "returned ('C', 'D')"),
+        (None, "returned None"),
+    ],
+)
+def test_a_wrong_decision_is_refused_naming_the_policy_the_value_and_what_was_expected(returned, expected):
+    def sloppy(seen):
+        return returned
+
+    with pytest.raises(DecisionError, match="policy 'sloppy' returned") as refused:
+        DelayedDilemma(policy_a=sloppy, rng=0).run()
+    assert expected in str(refused.value)
+
+
+def test_a_name_must_be_a_rule_or_registered_and_a_value_must_decide():
+    with pytest.raises(ParameterError, match=r"policy_a='tit_for_two_tat' is not a policy's name; did you mean"):
+        register_policy(DelayedDilemma, "tit_for_two_tats", mirror)
+        DelayedDilemma(policy_a="tit_for_two_tat")
+    with pytest.raises(ParameterError, match=r"policy_b=42 is a int: policy_b takes one of 'simplified'"):
+        DelayedDilemma(policy_b=42)
+
+
+def test_a_registered_name_is_offered_by_the_model_its_subclasses_its_dropdown_and_sweeps():
+    register_policy(DelayedDilemma, "mirror", mirror, label="my mirror")
+
+    class Classroom(DelayedDilemma):
+        pass
+
+    @register_policy(Classroom, "only_in_class")
+    def only_in_class(seen):
+        return "C"
+
+    assert Classroom(policy_a="mirror", rng=0).run().summary() == DelayedDilemma(policy_a=mirror, rng=0).run().summary()
+    Classroom(policy_a="only_in_class")
+    with pytest.raises(ParameterError, match="only_in_class"):
+        DelayedDilemma(policy_a="only_in_class")
+    (dropdown,) = ui.controls(Classroom, ["policy_a"])
+    assert ("my mirror", "mirror") in dropdown.pairs and ("only in class", "only_in_class") in dropdown.pairs
+    (base,) = ui.controls(DelayedDilemma, ["policy_a"])
+    assert ("my mirror", "mirror") in base.pairs and "only_in_class" not in base.values
+    swept = sweep(DelayedDilemma, {"policy_a": ["mirror", "tit_for_tat"]}, seeds=2, progress=False)
+    assert swept.groupby("policy_a")["payoff_a"].sum().nunique() == 1  # the same rule under two names
+
+
+@pytest.mark.parametrize(
+    ("name", "policy", "problem"),
+    [
+        ("tit_for_tat", mirror, "one of DelayedDilemma's own rules"),
+        ("two words", mirror, "give a name like"),
+        ("fine", 42, "is not a Policy, a Policy class or a function"),
+    ],
+)
+def test_a_registration_that_cannot_work_is_refused(name, policy, problem):
+    with pytest.raises((ValueError, TypeError), match=problem):
+        register_policy(DelayedDilemma, name, policy)
+
+
+def test_a_subclass_inherits_everything_and_stays_out_of_the_kits_models():
+    class Mine(DelayedDilemma):
+        """A student's variant, with nothing redeclared."""
+
+    assert Mine.parameters is DelayedDilemma.parameters
+    assert_frame_equal(Mine(rng=4).run().frame(), DelayedDilemma(rng=4).run().frame())
+    assert views.view_of(Mine) is views.view_of(DelayedDilemma)
+    assert Mine not in coordkit.models().values() and DelayedDilemma in coordkit.models().values()
+
+
+def test_check_policy_passes_a_rule_that_keeps_its_claims():
+    report = check_policy(mirror, DelayedDilemma)
+    assert report.passed, str(report)
+    assert [check.name.split(":")[0] for check in report.checks] == ["decides", "deterministic", "stateless"]
+    assert check_policy("grim_trigger", DelayedDilemma).passed
+    assert check_policy(policy_from(mirror, stochastic=True), DelayedDilemma).passed
+
+
+def test_check_policy_says_which_claim_a_rule_breaks():
+    import random
+
+    draws = random.Random(0)
+    coin = check_policy(lambda seen: draws.choice("CD"), DelayedDilemma)
+    assert [(c.name.split(":")[0], c.passed) for c in coin.checks] == [("decides", True), ("deterministic", False)]
+
+    seen_defections = []
+
+    def remembers(seen):  # stateful, but does not say so
+        seen_defections.append(seen.opponent_effective == "D")
+        return "D" if sum(seen_defections) > 3 else "C"
+
+    memory = check_policy(remembers, DelayedDilemma)
+    assert not memory.passed and "✗" in str(memory)
+
+    def broken(seen):
+        return seen.no_such_field
+
+    crashed = check_policy(broken, DelayedDilemma)
+    assert crashed.checks[0].name == "decides" and "AttributeError" in crashed.checks[0].detail
+
+
+def test_a_tournament_plays_every_pair_at_every_seed_and_setting():
+    result = tournament(
+        DelayedDilemma, {"mirror": mirror, "defector": "always_defect"}, seeds=3, delay_a=[0.0, 10.0], progress=False
+    )
+    assert len(result.matches) == 2 * 3 * 3 * 2  # (3 pairs, self-play included) × 3 seeds × 2 delays, both sides
+    assert list(result.table.columns) == ["delay_a", "entrant", "score", "low", "high", "runs", "rank"]
+    at_zero = result.table[result.table["delay_a"] == 0].set_index("entrant")
+    assert at_zero.loc["mirror", "rank"] == 1 and at_zero.loc["defector", "rank"] == 2
+    mirrors = result.matches.query("entrant == 'mirror' and opponent == 'mirror' and delay_a == 0")
+    assert (mirrors["score"] == 3.0).all(), "two mirrors cooperate every tick at no delay: R = 3"
+    assert result.chart().to_dict()["facet"]
+
+
+def test_a_tournament_refuses_entrants_it_cannot_tell_apart_or_play():
+    with pytest.raises(ValueError, match="share a name"):
+        tournament(DelayedDilemma, [mirror, mirror], progress=False)
+    with pytest.raises(ParameterError, match="policy_a='no_such_rule'"):
+        tournament(DelayedDilemma, ["tit_for_tat", "no_such_rule"], progress=False)
+    with pytest.raises(TypeError, match="declares no contest"):
+        tournament(coordkit.BeerGame, ["a", "b"], progress=False)
+    assert isinstance(tournament(DelayedDilemma, ["tit_for_tat", mirror], seeds=1, progress=False).table, pd.DataFrame)
