@@ -335,3 +335,20 @@ def test_each_negotiation_turns_reply_is_what_the_turn_parser_reads_back():
         turns = SchemaNegotiator().decide(view).turns
         for index, said in enumerate(turns):
             assert llm_policies.parse_turn(roles.NEGOTIATOR.reply(said), view, turns[:index]) == said
+
+
+@pytest.mark.parametrize(
+    ("client_model", "charged_as"),
+    [("claude-haiku-4-5", "claude-haiku-4-5"), ("a-local-model", "gpt-4o")],
+)
+def test_a_call_is_charged_at_the_model_asked_for_or_the_agents_when_unpriced(client_model, charged_as):
+    """A run on Claude is charged at Claude's price, not at the agent's D.2 model's (which the paper's agents had);
+    a model the price table does not know (a local server) falls back to the D.2 model's price."""
+    from coordkit.agora.costs import ChargedClient, CostLog
+
+    log = CostLog()
+    client = ChargedClient(ScriptedClient(["fine"], repeat=True, model=client_model), log, "alice", "gpt-4o")
+    client.complete(LLMRequest.user("you negotiate", "hello", purpose="agora.negotiation"))
+    (charge,) = log.charges
+    assert (charge.model, charge.activity) == (charged_as, "negotiation")
+    assert charge.usd == log.ledger.prices.cost(charged_as, charge.input_tokens, charge.output_tokens)

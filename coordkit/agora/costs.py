@@ -9,8 +9,8 @@ sum to the ledger's total.
   call it replaces, from the token counts (:func:`~coordkit.llm.fake_server.rough_tokens`) of the prompt the LLM
   would have read and the text the stand-in wrote, at the agent's D.2 model's Table 1 price; each such record is an
   estimate (``estimated``).
-- With an LLM the replies' own token counts are recorded, at the price of the model that answered, or, for one
-  the price table does not know (a local server, a script), at the agent's D.2 model's. A replayed recording is
+- With an LLM the replies' own token counts are recorded, at the price of the model asked for, or, for one the
+  price table does not know (a local server, a script), at the agent's D.2 model's. A replayed recording is
   charged what its calls cost when they were made.
 """
 
@@ -103,9 +103,10 @@ class CostLog:
 
 
 class ChargedClient(LLMClient):
-    """An LLM client that charges every reply to one ``agent`` (its name; ``model``: its D.2 model, the price of a
-    reply whose model the price table does not know) under the activity its request's purpose names
-    (``agora.negotiation``, ...)."""
+    """An LLM client that charges every reply to one ``agent`` (its name) under the activity its request's purpose
+    names (``agora.negotiation``, ...), at the price of the model the request asked for (the client's default when
+    it names none), or of ``model``, the agent's D.2 model, when the price table does not know that one (a local
+    server, a script). Never at a model the reply names, which a provider could make up."""
 
     def __init__(self, inner: LLMClient, log: CostLog, agent: str, model: str):
         self.inner, self.log, self.agent, self.model = inner, log, agent, model
@@ -114,7 +115,9 @@ class ChargedClient(LLMClient):
 
     def complete(self, request: LLMRequest) -> LLMReply:
         reply = self.inner.complete(request)
-        self.log.record(self.agent, self.model, ACTIVITY_OF.get(request.purpose, "natural_language"), reply)
+        asked = request.model or self.inner.default_model
+        priced = asked if self.log.ledger.prices.get(asked) is not None else self.model
+        self.log.record(self.agent, priced, ACTIVITY_OF.get(request.purpose, "natural_language"), reply)
         return reply
 
     def note_fallback(self, reason: str) -> None:
