@@ -232,7 +232,8 @@ class PolicyChoice(Choice):
         return value
 
     def allowed(self) -> str:
-        return super().allowed() + ", a name given to coordkit.register_policy, a Policy or a function"
+        own = f"{super().allowed()}, " if self.options else ""
+        return own + "a name given to coordkit.register_policy, a Policy or a function"
 
     def label_of(self, value: Any) -> str:
         from coordkit.policies import policy_name

@@ -3,16 +3,16 @@ plugs in with one keyword; a wrong decision is refused naming the policy, the va
 subclass inherits everything without repeating it and stays out of ``coordkit.models()``; ``check_policy`` reports
 a policy's claims; ``tournament`` plays a round robin through ``sweep``."""
 
-import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
 import coordkit
-from coordkit import DelayedDilemma, check_policy, policy_from, register_policy, sweep, tournament, ui, views
+from coordkit import BeerGame, DelayedDilemma, check_policy, policy_from, register_policy, sweep, tournament, ui, views
 from coordkit.delay.policies import Decision, GrimTrigger
 from coordkit.parameters import ParameterError
 from coordkit.policies import DecisionError
 from coordkit.policy_registry import _REGISTERED
+from coordkit.rep.beer_game.policies import Order, whole_cases
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +68,8 @@ def test_a_wrong_decision_is_refused_naming_the_policy_the_value_and_what_was_ex
 
 
 def test_a_name_must_be_a_rule_or_registered_and_a_value_must_decide():
+    register_policy(DelayedDilemma, "tit_for_two_tats", mirror)
     with pytest.raises(ParameterError, match=r"policy_a='tit_for_two_tat' is not a policy's name; did you mean"):
-        register_policy(DelayedDilemma, "tit_for_two_tats", mirror)
         DelayedDilemma(policy_a="tit_for_two_tat")
     with pytest.raises(ParameterError, match=r"policy_b=42 is a int: policy_b takes one of 'simplified'"):
         DelayedDilemma(policy_b=42)
@@ -171,4 +171,53 @@ def test_a_tournament_refuses_entrants_it_cannot_tell_apart_or_play():
         tournament(DelayedDilemma, ["tit_for_tat", "no_such_rule"], progress=False)
     with pytest.raises(TypeError, match="declares no contest"):
         tournament(coordkit.BeerGame, ["a", "b"], progress=False)
-    assert isinstance(tournament(DelayedDilemma, ["tit_for_tat", mirror], seeds=1, progress=False).table, pd.DataFrame)
+    named = tournament(DelayedDilemma, ["tit_for_tat", mirror], seeds=1, progress=False).table
+    assert sorted(named["entrant"]) == ["mirror", "tit_for_tat"], "an entrant goes by its own name"
+
+
+# --- the Beer Game: a rule orders for every stage; the protocol keeps its messages ---------------------------------
+
+
+def order_up_to(view) -> int:
+    """The base-stock reference, as a student writes it."""
+    demand = 0.36 * view.incoming_order + 0.64 * view.expected_demand
+    return whole_cases(max(0.0, (12 - view.net_stock) + demand * view.lead_time - view.supply_line))
+
+
+def test_a_beer_game_rule_plays_as_the_rule_it_copies():
+    built_in = BeerGame(protocol="base_stock", rng=2).run().frame()
+    assert_frame_equal(built_in, BeerGame(protocol="base_stock", policy=order_up_to, rng=2).run().frame())
+
+
+def test_under_rep_a_rule_orders_and_the_protocol_still_shares_sensitivities():
+    game = BeerGame(protocol="rep_numerical", policy=order_up_to, rng=0).run()
+    played = game.frame().query("round > 0")
+    assert played["target_inventory"].nunique() > 1, "θ is updated from the sensitivities, as ever"
+    assert played["message"].str.contains("If demand rises").all(), "every stage sends its sensitivity"
+    orders = BeerGame(protocol="a2a", policy=order_up_to, rng=0).run().frame().query("round > 0")["order"]
+    assert list(played["order"]) == list(orders), "the rule alone orders, whatever the protocol"
+
+
+def test_an_a2a_stage_sends_the_rules_message_or_its_own_reasoning():
+    with_words = BeerGame(protocol="a2a", policy=lambda view: Order(4, "steady as she goes"), rng=0).run().frame()
+    assert (with_words.query("round > 0")["message"] == "steady as she goes").all()
+    plain = BeerGame(protocol="a2a", policy=lambda view: 4, rng=0).run().frame().query("round > 0")
+    assert plain["message"].str.startswith("Ordering 4:").all()
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected"),
+    [(3.7, "round it: 4"), (-1, "returned -1"), (True, "returned True"), ("4", "returned '4'"), (Order(2, 5), "")],
+)
+def test_a_wrong_order_is_refused_naming_the_rule_and_what_a_stage_orders(returned, expected):
+    def sloppy(view):
+        return returned
+
+    with pytest.raises(DecisionError, match="policy 'sloppy' returned .*a stage orders a whole number of cases") as no:
+        BeerGame(policy=sloppy, rng=0).run()
+    assert expected in str(no.value)
+
+
+def test_a_registered_ordering_rule_is_a_name_the_beer_game_takes():
+    register_policy(BeerGame, "order_up_to", order_up_to)
+    assert BeerGame(policy="order_up_to", rng=1).run().summary() == BeerGame(policy=order_up_to, rng=1).run().summary()

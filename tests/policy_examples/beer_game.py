@@ -1,9 +1,17 @@
 """The Beer Game's policies: Sterman's rule, base-stock, REP ordering, the rule synthesiser and the LLM calls 1-2."""
 
+from coordkit.policies import policy_from
 from coordkit.rep.beer_game import stand_in
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.beer_game.model import BeerGame
-from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, RuleSynthesis
+from coordkit.rep.beer_game.policies import (
+    AnchorAndAdjust,
+    BaseStock,
+    REPOrdering,
+    REPSituation,
+    RuleSynthesis,
+    StudentOrders,
+)
 from coordkit.rep.protocol import SynthesisRequest
 
 from . import PolicyExample
@@ -36,8 +44,18 @@ def synthesis_requests():
     ]
 
 
+def steady(view) -> int:
+    """A student's rule: order what was asked, and a case more while in backlog."""
+    return int(view.incoming_order) + (view.backlog > 0)
+
+
 EXAMPLES = [
     PolicyExample("anchor_and_adjust", lambda rng, client: AnchorAndAdjust(), views),
+    PolicyExample(  # a student's rule in a REP stage: it orders, the stage still sends its sensitivity
+        "student_orders",
+        lambda rng, client: StudentOrders(policy_from(steady), REPOrdering(AnchorAndAdjust())),
+        situations,
+    ),
     PolicyExample("base_stock", lambda rng, client: BaseStock(), views),
     PolicyExample("rep_ordering", lambda rng, client: REPOrdering(AnchorAndAdjust()), situations),
     PolicyExample("rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),

@@ -14,12 +14,21 @@ import numpy as np
 import pandas as pd
 
 from coordkit.model import Model
-from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, llm_parameters
+from coordkit.policy_registry import fresh_policy
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
-from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, BaseStock, REPOrdering, RuleSynthesis
+from coordkit.rep.beer_game.policies import (
+    ADJUSTMENT,
+    TARGET,
+    AnchorAndAdjust,
+    BaseStock,
+    REPOrdering,
+    RuleSynthesis,
+    StudentOrders,
+)
 from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 
@@ -59,6 +68,13 @@ class BeerGame(Model):
     synthesises with call 2; a reply that cannot be used falls back to the rules, counted in ``llm_fallbacks``.
     Base-stock players always follow their rule (the rational reference). A run stopped by the LLM budget raises
     :class:`~coordkit.llm.BudgetExceeded` from ``run()``; ``frame()`` then holds the rounds played before it.
+
+    With ``policy`` (issue 45), every stage orders with a student's rule instead: a function of the stage's
+    :class:`~coordkit.rep.beer_game.policies.StageView` that returns whole cases or an
+    :class:`~coordkit.rep.beer_game.policies.Order` (branch on ``view.stage`` for a rule per stage), a Policy or a
+    registered name. The rule replaces the order alone: under REP the stage still sends its sensitivity and the
+    protocol still updates θ; under A2A it sends the rule's message, or its own reasoning about that order. The
+    stage's demand forecast is kept as ever. With an LLM too, the rule orders and the LLM synthesises (call 2).
     """
 
     parameters = Parameters(
@@ -179,6 +195,14 @@ class BeerGame(Model):
             "REP §3.2's optional consensus: every round, all players adopt the coordinate-wise median of the "
             "players' coordination variables (REP players only)",
         ),
+        PolicyChoice(
+            "policy",
+            None,
+            (),
+            optional="each protocol's own rule: Sterman's players (A2A, REP), base stock (base-stock)",
+            doc="how every stage orders: a function of its StageView that returns whole cases (or an Order), a "
+            "Policy, or a name given to coordkit.register_policy; the protocol keeps its messages",
+        ),
         Instance(
             "synthesiser",
             None,
@@ -267,12 +291,15 @@ class BeerGame(Model):
                 desired_stock=self.desired_stock,
             )
             rule = sterman_player(self.streams("player", stage.position), self.player_spread, mean)
+        student = None if self.policy is None else fresh_policy(self.policy, type(self))
         if self.protocol in ("a2a", "base_stock"):
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None
+            policy = StudentOrders(student, rule) if student is not None else policy
             return self.protocol_network.client("a2a", A2APlayer(stage, rule, policy), stage.unique_id, neighbours)
         ordering = REPOrdering(rule)
         policy = rep_policy(self.llm, ordering, self.rules) if self.llm is not None else None
+        policy = StudentOrders(student, ordering) if student is not None else policy
         player = REPPlayer(stage, ordering, policy)
         return self.protocol_network.client(self.protocol, player, stage.unique_id, neighbours)
 

@@ -14,10 +14,12 @@ All deterministic and stateless (the demand forecast they smooth lives in the st
 - :class:`RuleSynthesis` — the textual updater's synthesiser without an LLM: the templated sentences → new θ.
 """
 
+import math
+import numbers
 import re
 from dataclasses import dataclass, replace
 
-from coordkit.policies import Classifier, Policy
+from coordkit.policies import Classifier, DecisionError, Policy, policy_name
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 TARGET = "target_inventory"
@@ -54,6 +56,57 @@ class REPSituation:
     view: StageView
     theta: Theta
     customer_demand: float
+
+
+@dataclass(frozen=True)
+class Order:
+    """A stage's decision in a round: ``cases`` to order (a whole number, at least 0) and, optionally, the
+    ``message`` an A2A player sends with it (its reasoning). A policy may return the plain number instead."""
+
+    cases: int
+    message: str = ""
+
+
+def order_of(decision: object, policy: object) -> Order:
+    """``decision`` as an :class:`Order`; a :class:`~coordkit.policies.DecisionError` that names ``policy``, the
+    value it returned and what a stage orders, for anything else."""
+    order = decision if isinstance(decision, Order) else Order(decision)
+    cases = order.cases
+    if isinstance(cases, numbers.Integral) and not isinstance(cases, bool) and cases >= 0:
+        if isinstance(order.message, str):
+            return Order(int(cases), order.message)
+    whole = isinstance(cases, numbers.Real) and not isinstance(cases, bool) and math.isfinite(cases) and cases >= 0
+    hint = f"; round it: {whole_cases(cases)}" if whole else ""
+    raise DecisionError(
+        f"policy {policy_name(policy)!r} returned {decision!r}: a stage orders a whole number of cases, at least 0, "
+        f"as an int or as Order(cases, message=''){hint}"
+    )
+
+
+class StudentOrders(Policy):
+    """A student's ordering rule in a stage (issue 45): the rule decides the order from the stage's
+    :class:`StageView`, whatever the protocol; the protocol keeps its part. An A2A stage sends the rule's message,
+    or its own rule's reasoning about that order; a REP stage still sends its sensitivity
+    (:meth:`REPOrdering.sensitivity`), so that the protocol shares it and updates θ as ever."""
+
+    def __init__(self, student: Policy, rule: "AnchorAndAdjust | BaseStock | REPOrdering"):
+        self.student, self.rule = student, rule
+        self.name = student.name
+
+    @property
+    def classifier(self) -> Classifier:
+        return self.student.classifier
+
+    def decide(self, observation: "StageView | REPSituation") -> tuple[int, object]:
+        if isinstance(observation, REPSituation):
+            view = observation.view
+            order = order_of(self.student.decide(view), self.student)
+            return order.cases, self.rule.sensitivity(view, observation.theta, observation.customer_demand)
+        order = order_of(self.student.decide(observation), self.student)
+        return order.cases, order.message or self.rule.reasoning(observation, order.cases)
+
+    def reset(self) -> None:
+        self.student.reset()
 
 
 def whole_cases(quantity: float) -> int:
