@@ -217,7 +217,7 @@ class PolicyChoice(Choice):
     function observation → decision (issue 45)."""
 
     def check(self, value: Any, model: type | None = None) -> Any:
-        from coordkit.policy_registry import is_policy, registered_policies
+        from coordkit.policy_registry import is_policy, registered_policies  # (which imports policies, then this)
 
         if value is None and self.optional:
             return None

@@ -61,11 +61,11 @@ class FunctionPolicy(Policy):
     """A plain function ``observation → decision`` as a policy (:func:`policy_from`): the function says what to
     do, the classifier what kind of decider it is (it cannot tell by itself)."""
 
-    def __init__(self, decide: Callable[[Any], Any], *, stochastic: bool = False, stateful: bool = False, name=None):
-        if not callable(decide):
-            raise TypeError(f"policy_from takes a function observation → decision, not {decide!r}")
-        self.function = decide
-        self.name = name or getattr(decide, "__name__", type(decide).__name__)
+    def __init__(self, function: Callable[[Any], Any], *, stochastic: bool = False, stateful: bool = False, name=None):
+        if not callable(function):
+            raise TypeError(f"policy_from takes a function observation → decision, not {function!r}")
+        self.function = function
+        self.name = name or getattr(function, "__name__", type(function).__name__)
         self._classifier = Classifier(stochastic=stochastic, stateful=stateful)
 
     @property

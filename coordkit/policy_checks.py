@@ -81,7 +81,7 @@ def check_policy(policy: Any, model: type, **params: Any) -> PolicyReport:
 
 def _instance(policy: Any, model: type, contest, params: dict) -> Policy:
     """A policy object for ``policy``: a built-in rule as the model makes it (the first side's), else a fresh one."""
-    if isinstance(policy, str) and policy in next(p for p in model.parameters if p.name == contest.first).options:
+    if isinstance(policy, str) and policy in model.parameters[contest.first].options:
         return model(**params, **{contest.first: policy}, rng=SEEDS[0]).policies()[0]
     return fresh_policy(policy, model)
 

@@ -39,8 +39,8 @@ class Tournament:
 
     def chart(self) -> alt.Chart:
         """Each entrant's mean score with its interval, best first (one panel per setting)."""
-        data = self.table.assign(setting=self.table[list(self.settings)].astype(str).agg(", ".join, axis=1))
-        data = data if self.settings else data.assign(setting="")
+        settings = self.table[list(self.settings)].astype(str)
+        data = self.table.assign(setting=settings.agg(", ".join, axis=1) if self.settings else "")
         order = list(self.table.groupby("entrant")["score"].mean().sort_values(ascending=False).index)
         y = alt.Y("entrant:N", sort=order, title=None)
         base = alt.Chart(data, width=360, height=24 * len(order), title=f"Tournament: {self.measure}")
@@ -129,8 +129,8 @@ def _table(matches: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
     for keys, group in matches.groupby([*settings, "entrant"], sort=False):
         interval = mean_interval(group["score"])
         labels = dict(zip([*settings, "entrant"], keys if isinstance(keys, tuple) else (keys,)))
-        rows.append({**labels, "score": group["score"].mean(), "low": interval.low, "high": interval.high})
-        rows[-1]["runs"] = len(group)
+        score = group["score"].mean()
+        rows.append({**labels, "score": score, "low": interval.low, "high": interval.high, "runs": len(group)})
     table = pd.DataFrame(rows)
     ranks = table.groupby(settings)["score"] if settings else table["score"]
     table["rank"] = ranks.rank(ascending=False, method="min").astype(int)
