@@ -7,12 +7,24 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import coordkit
-from coordkit import BeerGame, DelayedDilemma, check_policy, policy_from, register_policy, sweep, tournament, ui, views
+from coordkit import (
+    BeerGame,
+    DelayedDilemma,
+    Fishbanks,
+    check_policy,
+    policy_from,
+    register_policy,
+    sweep,
+    tournament,
+    ui,
+    views,
+)
 from coordkit.delay.policies import Decision, GrimTrigger
 from coordkit.parameters import ParameterError
 from coordkit.policies import DecisionError
 from coordkit.policy_registry import _REGISTERED
 from coordkit.rep.beer_game.policies import Order, whole_cases
+from coordkit.rep.fishbanks.policies import Deployment
 
 
 @pytest.fixture(autouse=True)
@@ -221,3 +233,35 @@ def test_a_wrong_order_is_refused_naming_the_rule_and_what_a_stage_orders(return
 def test_a_registered_ordering_rule_is_a_name_the_beer_game_takes():
     register_policy(BeerGame, "order_up_to", order_up_to)
     assert BeerGame(policy="order_up_to", rng=1).run().summary() == BeerGame(policy=order_up_to, rng=1).run().summary()
+
+
+# --- Fishbanks: a rule deploys for every company; the protocol keeps its messages -----------------------------------
+
+
+def cautious(view) -> int:
+    """Fewer boats while the stock looks low, one more while it looks high."""
+    return max(1, min(view.max_boats, view.boats + (1 if view.density_estimate > 0.6 else -1)))
+
+
+def test_under_rep_a_fishbanks_rule_deploys_and_the_protocol_still_shares_sensitivities():
+    rep = Fishbanks(protocol="rep_numerical", policy=cautious, rng=0).run().frame()
+    a2a = Fishbanks(protocol="a2a", policy=cautious, rng=0).run().frame()
+    assert list(rep["boats"]) == list(a2a["boats"]), "the rule alone deploys, whatever the protocol"
+    played = rep[rep["season"] > 0]
+    assert played["message"].str.contains("hold").all(), "every REP company states its conditional hold"
+    assert (a2a[a2a["season"] > 0]["message"] != "").all(), "an A2A company explains the rule's boats"
+
+
+@pytest.mark.parametrize(("returned", "expected"), [(0, "from 1 to 10"), (2.6, "round it: 3"), (11, "returned 11")])
+def test_a_wrong_deployment_is_refused_naming_the_rule_and_what_a_company_deploys(returned, expected):
+    def sloppy(view):
+        return returned
+
+    with pytest.raises(DecisionError, match="policy 'sloppy' returned .*a company deploys a whole number") as no:
+        Fishbanks(policy=sloppy, rng=0).run()
+    assert expected in str(no.value)
+
+
+def test_a_deployment_carries_an_a2a_message():
+    frame = Fishbanks(protocol="a2a", policy=lambda view: Deployment(3, "three, as agreed"), rng=0).run().frame()
+    assert (frame[frame["season"] > 0]["message"] == "three, as agreed").all()

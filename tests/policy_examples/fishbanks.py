@@ -1,10 +1,11 @@
 """Fishbanks' policies: competitive escalation, REP's conditional cooperation, the rule synthesiser and the LLM
 calls 1-2."""
 
+from coordkit.policies import policy_from
 from coordkit.rep.fishbanks import stand_in
 from coordkit.rep.fishbanks.llm_policies import a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.fishbanks.model import Fishbanks
-from coordkit.rep.fishbanks.policies import CompetitiveFleet, REPFleet, REPSituation, RuleSynthesis
+from coordkit.rep.fishbanks.policies import CompetitiveFleet, REPFleet, REPSituation, RuleSynthesis, StudentFleet
 from coordkit.rep.protocol import SynthesisRequest
 
 from . import PolicyExample
@@ -36,7 +37,17 @@ def synthesis_requests():
     return [SynthesisRequest(theta, own, tuple(enumerate(others))) for own, *others in texts]
 
 
+def cautious(view) -> int:
+    """A student's rule: fewer boats while the stock looks low, one more while it looks high."""
+    return max(1, min(view.max_boats, view.boats + (1 if view.density_estimate > 0.6 else -1)))
+
+
 EXAMPLES = [
+    PolicyExample(  # a student's rule in a REP company: it deploys, the company still sends its sensitivity
+        "student_fleet",
+        lambda rng, client: StudentFleet(policy_from(cautious), REPFleet(CompetitiveFleet())),
+        situations,
+    ),
     PolicyExample("competitive_fleet", lambda rng, client: CompetitiveFleet(), views),
     PolicyExample("rep_fleet", lambda rng, client: REPFleet(), situations),
     PolicyExample("fishbanks_rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from coordkit.model import Model
-from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, llm_parameters
+from coordkit.policy_registry import fresh_policy
 from coordkit.rep.fishbanks import metrics
 from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
 from coordkit.rep.fishbanks.ecology import Fishery
@@ -29,6 +30,7 @@ from coordkit.rep.fishbanks.policies import (
     CompetitiveFleet,
     REPFleet,
     RuleSynthesis,
+    StudentFleet,
 )
 from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
@@ -91,6 +93,12 @@ class Fishbanks(Model):
     With ``llm``, every company decides with the paper's call-1 prompt and the textual updater synthesises with
     call 2; a reply that cannot be used falls back to the rules, counted in ``llm_fallbacks``. A run stopped by the
     LLM budget raises :class:`~coordkit.llm.BudgetExceeded` from ``run()``.
+
+    With ``policy`` (issue 45), every company deploys with a student's rule instead: a function of the company's
+    :class:`~coordkit.rep.fishbanks.policies.FleetView` that returns whole boats or a
+    :class:`~coordkit.rep.fishbanks.policies.Deployment`, a Policy or a registered name. The rule replaces the boats
+    alone: under REP the company still sends its sensitivity, with the conditional hold its REP rule states, and the
+    protocol still updates θ; under A2A it sends the rule's message, or its own reasoning about those boats.
     """
 
     parameters = Parameters(
@@ -188,6 +196,14 @@ class Fishbanks(Model):
             "REP §3.2's consensus: the coordinate-wise median of θ over all companies, each season (the paper's "
             "setting for both protocols, Table 2)",
         ),
+        PolicyChoice(
+            "policy",
+            None,
+            (),
+            optional="the protocol's own rule: the competitive fleet (A2A), blended with the REP hold (REP)",
+            doc="how every company deploys: a function of its FleetView that returns whole boats (or a Deployment), a "
+            "Policy, or a name given to coordkit.register_policy; the protocol keeps its messages",
+        ),
         *llm_parameters(
             optional="rule-based companies, no calls",
             doc="the LLM client the companies ask (call 1) and the textual updater synthesises with (call 2)",
@@ -251,13 +267,14 @@ class Fishbanks(Model):
     def _client(self, company: Company, neighbours: list[int]):
         """The company's protocol client: same transport, topology and consensus for every protocol (Table 2)."""
         rule = CompetitiveFleet()
+        student = None if self.policy is None else fresh_policy(self.policy, type(self))
         if self.protocol == "a2a":
             policy = a2a_policy(self.llm, rule) if self.llm is not None else None
-            agent = A2ACompany(company, rule, policy)
+            agent = A2ACompany(company, rule, StudentFleet(student, rule) if student is not None else policy)
         else:
             fleet = REPFleet(rule)
             policy = rep_policy(self.llm, fleet) if self.llm is not None else None
-            agent = REPCompany(company, fleet, policy)
+            agent = REPCompany(company, fleet, StudentFleet(student, fleet) if student is not None else policy)
         return self.protocol_network.client(self.protocol, agent, company.unique_id, neighbours)
 
     def name_of(self, unique_id: int) -> str:

@@ -16,12 +16,13 @@ its agent):
 """
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import pvariance
 
-from coordkit.policies import Classifier, Policy
+from coordkit.policies import Classifier, DecisionError, Policy, policy_name
 from coordkit.rep.fishbanks.ecology import PEAK_DENSITY, Fishery
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
@@ -92,6 +93,58 @@ class REPSituation:
     def words(self) -> float | None:
         """The share of neighbours whose stated condition the others' stated holds meet (None with fewer than two)."""
         return conditions_met([(hold, limit) for _, hold, limit in self.conditions])
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A company's decision for a season: ``boats`` to send out (a whole number from 1 to the model's
+    ``max_boats``) and, optionally, the ``message`` an A2A company sends with it. A policy may return the plain
+    number instead."""
+
+    boats: int
+    message: str = ""
+
+
+def deployment_of(decision: object, policy: object, max_boats: int) -> Deployment:
+    """``decision`` as a :class:`Deployment`; a :class:`~coordkit.policies.DecisionError` that names ``policy``,
+    the value it returned and what a company deploys, for anything else."""
+    deployment = decision if isinstance(decision, Deployment) else Deployment(decision)
+    boats = deployment.boats
+    if isinstance(boats, numbers.Integral) and not isinstance(boats, bool) and 1 <= boats <= max_boats:
+        if isinstance(deployment.message, str):
+            return Deployment(int(boats), deployment.message)
+    real = isinstance(boats, numbers.Real) and not isinstance(boats, bool) and math.isfinite(boats)
+    hint = f"; round it: {whole_boats(boats, max_boats)}" if real and 1 <= boats <= max_boats else ""
+    raise DecisionError(
+        f"policy {policy_name(policy)!r} returned {decision!r}: a company deploys a whole number of boats from 1 to "
+        f"{max_boats}, as an int or as Deployment(boats, message=''){hint}"
+    )
+
+
+class StudentFleet(Policy):
+    """A student's deployment rule in a company (issue 45): the rule decides the boats from the company's
+    :class:`FleetView`, whatever the protocol; the protocol keeps its part. An A2A company sends the rule's message,
+    or its own rule's reasoning about those boats; a REP company still sends its sensitivity, with the conditional
+    hold its REP rule states (:meth:`REPFleet.plan`), so that the protocol shares it and updates θ as ever."""
+
+    def __init__(self, student: Policy, rule: "CompetitiveFleet | REPFleet"):
+        self.student, self.rule = student, rule
+        self.name = student.name
+
+    @property
+    def classifier(self) -> Classifier:
+        return self.student.classifier
+
+    def decide(self, observation: "FleetView | REPSituation") -> tuple[int, object]:
+        view = observation.view if isinstance(observation, REPSituation) else observation
+        deployment = deployment_of(self.student.decide(view), self.student, view.max_boats)
+        if isinstance(observation, REPSituation):
+            _, condition = self.rule.plan(observation)
+            return deployment.boats, self.rule.sensitivity(observation, deployment.boats, condition)
+        return deployment.boats, deployment.message or self.rule.reasoning(view, deployment.boats)
+
+    def reset(self) -> None:
+        self.student.reset()
 
 
 def whole_boats(boats: float, max_boats: int) -> int:
@@ -203,15 +256,19 @@ class REPFleet(Policy):
 
     def decide(self, situation: REPSituation) -> tuple[int, Sensitivity]:
         """The REP company's call: boats and the sensitivity it sends."""
+        boats, condition = self.plan(situation)
+        return boats, self.sensitivity(situation, boats, condition)
+
+    def plan(self, situation: REPSituation) -> tuple[int, dict[str, int]]:
+        """The boats this rule deploys, and the conditional hold it states (hold, others_at_most, raise_to)."""
         view, theta = situation.view, situation.theta
         hold, competitive = self.hold(view, theta), self.rule.boats(view)
         trust = theta[CONFIDENCE]
         blend = competitive if trust == 0 else trust * hold + (1 - trust) * competitive  # not 0 × inf (NaN)
-        boats = whole_boats(blend, view.max_boats)
         held = whole_boats(hold, view.max_boats)
         limit = max(held, math.ceil(min(self.share(view, theta), view.max_boats)))
         condition = {"hold": held, "others_at_most": min(limit, view.max_boats), "raise_to": competitive}
-        return boats, self.sensitivity(situation, boats, condition)
+        return whole_boats(blend, view.max_boats), condition
 
     def sensitivity(self, situation: REPSituation, boats: int, condition: dict[str, int]) -> Sensitivity:
         """The message: proposals for θ, the conditional hold (hold, others_at_most, raise_to), and the text."""
