@@ -87,6 +87,23 @@ def policy_from(
     return FunctionPolicy(decide, stochastic=stochastic, stateful=stateful, name=name)
 
 
+class StudentRule(Policy):
+    """A student's rule in an agent whose protocol keeps its own part (issue 45): ``student`` decides the agent's
+    action, ``rule`` is the agent's own rule, which still writes what the protocol sends (a family's subclass says
+    how, in ``decide``). It is the kind of decider the student's rule is, and forgets what it forgets."""
+
+    def __init__(self, student: Policy, rule: Policy):
+        self.student, self.rule = student, rule
+        self.name = student.name
+
+    @property
+    def classifier(self) -> Classifier:
+        return self.student.classifier
+
+    def reset(self) -> None:
+        self.student.reset()
+
+
 class DecisionError(TypeError):
     """A policy returned what its model cannot act on; the message names the policy, the value and what the model
     expected."""

@@ -19,7 +19,7 @@ import numbers
 import re
 from dataclasses import dataclass, replace
 
-from coordkit.policies import Classifier, DecisionError, Policy, policy_name
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 TARGET = "target_inventory"
@@ -83,30 +83,18 @@ def order_of(decision: object, policy: object) -> Order:
     )
 
 
-class StudentOrders(Policy):
+class StudentOrders(StudentRule):
     """A student's ordering rule in a stage (issue 45): the rule decides the order from the stage's
     :class:`StageView`, whatever the protocol; the protocol keeps its part. An A2A stage sends the rule's message,
     or its own rule's reasoning about that order; a REP stage still sends its sensitivity
     (:meth:`REPOrdering.sensitivity`), so that the protocol shares it and updates θ as ever."""
 
-    def __init__(self, student: Policy, rule: "AnchorAndAdjust | BaseStock | REPOrdering"):
-        self.student, self.rule = student, rule
-        self.name = student.name
-
-    @property
-    def classifier(self) -> Classifier:
-        return self.student.classifier
-
     def decide(self, observation: "StageView | REPSituation") -> tuple[int, object]:
+        view = observation.view if isinstance(observation, REPSituation) else observation
+        order = order_of(self.student.decide(view), self.student)
         if isinstance(observation, REPSituation):
-            view = observation.view
-            order = order_of(self.student.decide(view), self.student)
             return order.cases, self.rule.sensitivity(view, observation.theta, observation.customer_demand)
-        order = order_of(self.student.decide(observation), self.student)
-        return order.cases, order.message or self.rule.reasoning(observation, order.cases)
-
-    def reset(self) -> None:
-        self.student.reset()
+        return order.cases, order.message or self.rule.reasoning(view, order.cases)
 
 
 def whole_cases(quantity: float) -> int:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from statistics import pvariance
 
-from coordkit.policies import Classifier, DecisionError, Policy, policy_name
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
 from coordkit.rep.fishbanks.ecology import PEAK_DENSITY, Fishery
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
@@ -121,19 +121,11 @@ def deployment_of(decision: object, policy: object, max_boats: int) -> Deploymen
     )
 
 
-class StudentFleet(Policy):
+class StudentFleet(StudentRule):
     """A student's deployment rule in a company (issue 45): the rule decides the boats from the company's
     :class:`FleetView`, whatever the protocol; the protocol keeps its part. An A2A company sends the rule's message,
     or its own rule's reasoning about those boats; a REP company still sends its sensitivity, with the conditional
     hold its REP rule states (:meth:`REPFleet.plan`), so that the protocol shares it and updates θ as ever."""
-
-    def __init__(self, student: Policy, rule: "CompetitiveFleet | REPFleet"):
-        self.student, self.rule = student, rule
-        self.name = student.name
-
-    @property
-    def classifier(self) -> Classifier:
-        return self.student.classifier
 
     def decide(self, observation: "FleetView | REPSituation") -> tuple[int, object]:
         view = observation.view if isinstance(observation, REPSituation) else observation
@@ -142,9 +134,6 @@ class StudentFleet(Policy):
             _, condition = self.rule.plan(observation)
             return deployment.boats, self.rule.sensitivity(observation, deployment.boats, condition)
         return deployment.boats, deployment.message or self.rule.reasoning(view, deployment.boats)
-
-    def reset(self) -> None:
-        self.student.reset()
 
 
 def whole_boats(boats: float, max_boats: int) -> int:
