@@ -16,7 +16,6 @@ import os
 import re
 import shlex
 import sys
-from contextlib import nullcontext
 
 from coordkit import catalogue, engines, figures
 from coordkit.outputs import atomic, writable_file, writable_folder
@@ -201,10 +200,7 @@ def claims(args: argparse.Namespace) -> int:
         raise ValueError("--write keeps the whole ledger at the defaults: drop --paper, --seeds and --base-seed")
     markdown = writable_file(args.markdown, "--markdown") if args.markdown else None
     engine = engines.resolve(args.engine, args.workers)
-    with (
-        engine if isinstance(engine, engines.ProcessEngine | engines.DaskEngine) else nullcontext(),
-        engines.using(engine),
-    ):
+    with engines.running(engine):
         entries = ledger.compute(args.paper, args.seeds, args.base_seed, fresh=args.fresh)
     print(report.text(entries))
     if markdown is not None:
@@ -268,10 +264,7 @@ def _compute_on(name: str, workers: int | None, figure_id: str, seeds: int, base
     from coordkit import figure_cache
 
     engine = engines.resolve(name, workers)
-    with (
-        engine if isinstance(engine, engines.ProcessEngine | engines.DaskEngine) else nullcontext(),
-        engines.using(engine),
-    ):
+    with engines.running(engine):
         figure = figures.get(figure_id)
         return figure, figure_cache.computed(figure, seeds, base_seed, fresh=fresh)
 

@@ -23,7 +23,7 @@ workers of a sweep whose process is killed exit with it.
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
@@ -365,6 +365,14 @@ def using(engine: Engine):
         yield default
     finally:
         _default.reset(token)
+
+
+@contextmanager
+def running(engine: Engine):
+    """:func:`using` ``engine`` for the block, with its workers kept from one sweep to the next where it can keep
+    them (a :class:`ProcessEngine`'s pool, a :class:`DaskEngine`'s cluster), as a command's sweeps do."""
+    with engine if isinstance(engine, ProcessEngine | DaskEngine) else nullcontext(), using(engine) as default:
+        yield default
 
 
 def resolve(engine: "str | Engine | None", workers: int | None = None) -> Engine:

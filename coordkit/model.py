@@ -51,7 +51,7 @@ class Model(mesa.Model):
     def __init_subclass__(cls, abstract: bool = False, **kwargs):
         """Check and register a model class; ``abstract=True`` marks a base that models of a family share, which
         declares no parameters and is not a model of its own (``class AgoraModel(Model, abstract=True)``). A
-        subclass of a model inherits its parameters, random streams, state view, panels and registered policies
+        subclass of a model inherits its parameters, random streams, state view and registered policies
         (issue 45), and is listed by :func:`models` only if it is the kit's: a student's variant stays theirs."""
         super().__init_subclass__(**kwargs)
         if abstract:

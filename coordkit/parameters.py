@@ -238,7 +238,7 @@ class PolicyChoice(Choice):
     def label_of(self, value: Any) -> str:
         from coordkit.policies import policy_name
 
-        return self.labels.get(value, policy_name(value)) if isinstance(value, str) else policy_name(value)
+        return self.labels.get(value, value) if isinstance(value, str) else policy_name(value)
 
     def type_name(self) -> str:
         return "policy"

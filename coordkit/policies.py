@@ -77,14 +77,14 @@ class FunctionPolicy(Policy):
 
 
 def policy_from(
-    decide: Callable[[Any], Any], stochastic: bool = False, stateful: bool = False, name: str | None = None
+    fn: Callable[[Any], Any], stochastic: bool = False, stateful: bool = False, name: str | None = None
 ) -> Policy:
-    """A :class:`Policy` that decides with ``decide(observation)``, named ``name`` (the function's name when None).
+    """A :class:`Policy` that decides with ``fn(observation)``, named ``name`` (the function's name when None).
 
     Say ``stochastic=True`` if the function draws random numbers, ``stateful=True`` if it remembers earlier
     observations (a stateful rule that must forget between runs is better written as a :class:`Policy` with a
     ``reset``). A model handed a function wraps it so itself; :func:`coordkit.check_policy` checks the claims."""
-    return FunctionPolicy(decide, stochastic=stochastic, stateful=stateful, name=name)
+    return FunctionPolicy(fn, stochastic=stochastic, stateful=stateful, name=name)
 
 
 class StudentRule(Policy):

@@ -449,12 +449,10 @@ def control(param: parameters.Param, start: Any = None, model: type | None = Non
             settings = {"low": low, "high": high, "step": step, **settings}
             return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
         case parameters.PolicyChoice():
-            shown = [*settings.pop("options", param.options), *registered_policies(model)]
-            shown += [default] if default is not None and default not in shown else []
             registered = registered_policies(model)
-            pairs = [
-                (registered[v].label if isinstance(v, str) and v in registered else param.label_of(v), v) for v in shown
-            ]
+            shown = [*settings.pop("options", param.options), *registered]
+            shown += [default] if default is not None and default not in shown else []
+            pairs = [(_policy_label(param, registered, value), value) for value in shown]
             return Choice(param.name, pairs, **settings)
         case parameters.Choice():
             shown = settings.pop("options", param.options)
@@ -507,6 +505,11 @@ def model_panel(
 
     seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
     return ExperimentPanel(play, [*controls(model, names, start=start, **overrides), seed], chart=chart, title=title)
+
+
+def _policy_label(param: parameters.PolicyChoice, registered: dict, value: Any) -> str:
+    """How a policy's dropdown names ``value``: a registered name by its label, anything else as the parameter does."""
+    return registered[value].label if isinstance(value, str) and value in registered else param.label_of(value)
 
 
 def _check_name(name: str) -> None:
