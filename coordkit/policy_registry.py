@@ -39,8 +39,7 @@ def register_policy(model: type, name: str, policy: Any = None, *, label: str | 
         raise TypeError(f"{getattr(model, '__name__', model)!r} is not a model whose agents take a policy")
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise ValueError(f"register_policy: name={name!r}; give a name like 'tit_for_two_tats' (letters, digits, _)")
-    taken = sorted({option for param in choices for option in param.options if option == name})
-    if taken:
+    if any(name in param.options for param in choices):
         raise ValueError(f"register_policy: {name!r} is one of {model.__name__}'s own rules; choose another name")
     if not is_policy(policy):
         raise TypeError(f"register_policy: {policy!r} is not a Policy, a Policy class or a function")
