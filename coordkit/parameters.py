@@ -214,9 +214,21 @@ class Choice(Param):
 class PolicyChoice(Choice):
     """How agents decide: one of ``options`` (the family's own rules, by name), a name given to
     :func:`coordkit.register_policy` for the model, a :class:`~coordkit.policies.Policy` or Policy class, or a plain
-    function observation → decision (issue 45)."""
+    function observation → decision (issue 45). With ``agents`` (what its agents are called, e.g. "stage"),
+    agents may differ: a list, one per agent in the model's order (None: the agent's own rule), or a mapping
+    {agent's name: policy}; the model checks the count and the names (:func:`~coordkit.policy_registry.per_agent`)."""
+
+    _: KW_ONLY
+    agents: str = ""
 
     def check(self, value: Any, model: type | None = None) -> Any:
+        if self.agents and isinstance(value, list | tuple):
+            return tuple(None if one is None else self._check_one(one, model) for one in value)
+        if self.agents and isinstance(value, Mapping):
+            return {name: self._check_one(one, model) for name, one in value.items()}
+        return self._check_one(value, model)
+
+    def _check_one(self, value: Any, model: type | None) -> Any:
         from coordkit.policy_registry import is_policy, registered_policies  # (which imports policies, then this)
 
         if value is None and self.optional:
@@ -233,11 +245,18 @@ class PolicyChoice(Choice):
 
     def allowed(self) -> str:
         own = f"{super().allowed()}, " if self.options else ""
-        return own + "a name given to coordkit.register_policy, a Policy or a function"
+        each = (
+            f"; or one per {self.agents}: a list in order, or a mapping by {self.agents}'s name" if self.agents else ""
+        )
+        return own + "a name given to coordkit.register_policy, a Policy or a function" + each
 
     def label_of(self, value: Any) -> str:
         from coordkit.policies import policy_name
 
+        if isinstance(value, tuple):
+            return "[" + ", ".join("own" if one is None else self.label_of(one) for one in value) + "]"
+        if isinstance(value, Mapping):
+            return "{" + ", ".join(f"{name}: {self.label_of(one)}" for name, one in value.items()) + "}"
         return self.labels.get(value, value) if isinstance(value, str) else policy_name(value)
 
     def type_name(self) -> str:

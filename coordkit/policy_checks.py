@@ -1,7 +1,8 @@
 """``check_policy(policy, Model)``: a policy checked before it plays, in the manner of scikit-learn's
 ``check_estimator`` (issue 45).
 
-It plays the policy a few runs against the model's sparring rules (its ``contest``), recording what the policy saw
+It plays the policy a few runs in the first seat against the model's sparring rules in the others (its
+``contest``: the other side of a pair, or the rest of a population), recording what the policy saw
 and decided, and checks that: it decides without an error, every decision one the model can act on (the model
 refuses others with a :class:`~coordkit.policies.DecisionError`); a policy that says it is not stochastic decides
 the same again for the same observations, from a fresh start; one that says it is stateless decides each observation
@@ -54,19 +55,20 @@ def check_policy(policy: Any, model: type, **params: Any) -> PolicyReport:
     contest = getattr(model, "contest", None)
     if contest is None:
         raise TypeError(f"{getattr(model, '__name__', model)!r} declares no contest to check a policy in")
-    model.parameters.resolve({**params, contest.first: policy}, owner=model.__name__, model=model)
+    seats = contest.seats(params, model)
+    model.parameters.resolve({**params, **contest.fielding([policy] * seats)}, owner=model.__name__, model=model)
     name = policy_name(policy)
     prototype = _instance(policy, model, contest, params)
     played, checks = [], []
     try:
         for opponent in contest.sparring:
             for seed in SEEDS:
-                played.append(_play(prototype, model, contest, params, opponent, seed))
+                played.append(_play(prototype, model, contest, params, opponent, seed, seats))
     except Exception as error:  # a student's rule may raise anything: the report says what
         checks.append(Check("decides", False, f"{type(error).__name__}: {error}"))
         return PolicyReport(name, model.__name__, tuple(checks))
     decisions = sum(len(run) for run in played)
-    against = ", ".join(contest.sparring)
+    against = ", ".join(opponent or "the agents' own rule" for opponent in contest.sparring)
     checks.append(
         Check("decides", True, f"{decisions} decisions the model can act on, in {len(played)} runs against {against}")
     )
@@ -80,14 +82,16 @@ def check_policy(policy: Any, model: type, **params: Any) -> PolicyReport:
 
 
 def _instance(policy: Any, model: type, contest, params: dict) -> Policy:
-    """A policy object for ``policy``: a built-in rule as the model makes it (the first side's), else a fresh one."""
-    if isinstance(policy, str) and policy in model.parameters[contest.first].options:
-        return model(**params, **{contest.first: policy}, rng=SEEDS[0]).policies()[0]
+    """A policy object for ``policy``: a built-in rule as the model makes it (the first seat's), else a fresh one."""
+    parameter = next(iter(contest.fielding([policy] * contest.seats(params, model))))
+    if isinstance(policy, str) and policy in model.parameters[parameter].options:
+        return model(**params, **{parameter: policy}, rng=SEEDS[0]).policies()[0]
     return fresh_policy(policy, model)
 
 
-def _play(prototype: Policy, model: type, contest, params: dict, opponent: str, seed: int) -> list[tuple]:
-    """One run against ``opponent`` by a fresh copy of ``prototype``: its (observation, decision) pairs."""
+def _play(prototype: Policy, model: type, contest, params: dict, opponent, seed: int, seats: int) -> list[tuple]:
+    """One run of a fresh copy of ``prototype`` in the first seat, ``opponent`` in the others: its (observation,
+    decision) pairs."""
     policy, seen = copy.deepcopy(prototype), []
 
     def recorded(observation):
@@ -95,7 +99,7 @@ def _play(prototype: Policy, model: type, contest, params: dict, opponent: str, 
         seen.append((observation, decision))
         return decision
 
-    model(**params, **{contest.first: recorded, contest.second: opponent}, rng=seed).run()
+    model(**params, **contest.fielding([recorded, *[opponent] * (seats - 1)]), rng=seed).run()
     return seen
 
 

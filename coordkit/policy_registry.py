@@ -79,3 +79,27 @@ def policy_parameters(model: Any) -> list:
 
     declared = getattr(model, "parameters", None)
     return [param for param in declared or () if isinstance(param, PolicyChoice)]
+
+
+def per_agent(parameter: str, value: Any, names: list[str]) -> list[Any]:
+    """``value`` of the policy parameter ``parameter`` for each of the agents called ``names``, in order (None:
+    the agent's own rule): one policy for every agent, a list of one per agent, or a mapping {name: policy} whose
+    agents not named keep their own rule. A ParameterError before any work for a wrong count or an unknown name."""
+    from coordkit.parameters import ParameterError
+
+    if isinstance(value, tuple | list):
+        if len(value) != len(names):
+            raise ParameterError(
+                f"{parameter}= has {len(value)} policies for {len(names)} agents ({', '.join(names)}): give one "
+                f"per agent, in that order, or a mapping {{name: policy}} for some of them"
+            )
+        return list(value)
+    if isinstance(value, dict):
+        unknown = [name for name in value if name not in names]
+        if unknown:
+            raise ParameterError(
+                f"{parameter}= names {', '.join(map(repr, unknown))}, not an agent of this model: its agents are "
+                f"{', '.join(names)}"
+            )
+        return [value.get(name) for name in names]
+    return [value] * len(names)

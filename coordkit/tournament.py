@@ -5,22 +5,24 @@ robin::
     result.table    # one row per entrant (and setting): its mean score, the score's 95% interval, its rank
     result.chart()  # the same, drawn
 
-A model says how its entrants meet in its ``contest``: :class:`Pairs` for a two-player game (every pair of entrants,
-each entrant against itself too, at every seed). A parameter given as a list is played at each of its values. The
-matches run through :func:`coordkit.sweep.sweep`, so its engines and progress bar apply: serial by default, since a
-rule written in a notebook cannot travel to another process (a rule in an importable module can:
+A model says how its entrants meet in its ``contest`` (:mod:`coordkit.contests`): :class:`~coordkit.contests.Pairs`
+for a two-player game (every pair of entrants, each entrant against itself too, at every seed);
+:class:`~coordkit.contests.Population` for a model whose agents all take one policy (each entrant as the whole
+population, then every two mixed, in the table's ``field`` column). A parameter given as a list is played at each of
+its values. The matches run through :func:`coordkit.sweep.sweep`, so its engines and progress bar apply: serial by
+default, since a rule written in a notebook cannot travel to another process (a rule in an importable module can:
 ``engine="processes"``).
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations_with_replacement, product
+from itertools import product
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
-from coordkit.contests import Pairs
+from coordkit.contests import Contest
 from coordkit.model import Model
 from coordkit.policies import policy_name
 from coordkit.stats import mean_interval
@@ -28,28 +30,33 @@ from coordkit.stats import mean_interval
 
 @dataclass(frozen=True)
 class Tournament:
-    """What a tournament found: ``table``, one row per entrant (and setting of the parameters played at several
-    values) with its mean ``score``, the score's 95% interval (``low``, ``high``: Student's t over its runs), its
-    ``runs`` and ``rank``; ``matches``, one row per run and side (``entrant``, ``opponent``, ``score``, ``seed``)."""
+    """What a tournament found: ``table``, one row per entrant (and field, and setting of the parameters played at
+    several values) with its mean ``score``, the score's 95% interval (``low``, ``high``: Student's t over its runs),
+    its ``runs`` and ``rank``; ``matches``, one row per run and entrant (``entrant``, ``opponent``, ``score``, ``seed``:
+    an entrant's score in a run is the mean over the seats it held)."""
 
     table: pd.DataFrame
     matches: pd.DataFrame
     measure: str
     settings: tuple[str, ...]
+    lower_is_better: bool = False
 
     def chart(self) -> alt.Chart:
-        """Each entrant's mean score with its interval, best first (one panel per setting)."""
-        settings = self.table[list(self.settings)].astype(str)
-        data = self.table.assign(setting=settings.agg(", ".join, axis=1) if self.settings else "")
-        order = list(self.table.groupby("entrant")["score"].mean().sort_values(ascending=False).index)
+        """Each entrant's mean score with its interval, best first (one panel per field and setting)."""
+        panels = [column for column in ("field", *self.settings) if column in self.table]
+        data = self.table.assign(panel=self.table[panels].astype(str).agg(", ".join, axis=1) if panels else "")
+        means = self.table.groupby("entrant")["score"].mean()
+        order = list(means.sort_values(ascending=self.lower_is_better).index)
         y = alt.Y("entrant:N", sort=order, title=None)
-        base = alt.Chart(data, width=360, height=24 * len(order), title=f"Tournament: {self.measure}")
+        title = f"Tournament: {self.measure} ({'lower' if self.lower_is_better else 'higher'} is better)"
+        base = alt.Chart(data, width=360, height=24 * len(order))
         rules = base.mark_rule().encode(x=alt.X("low:Q", title=self.measure), x2="high:Q", y=y)
         points = base.mark_point(filled=True, size=60).encode(
             x="score:Q", y=y, tooltip=["entrant", "score", "low", "high", "runs", "rank"]
         )
         layered = rules + points
-        return layered.facet(row=alt.Row("setting:N", title=None)) if self.settings else layered
+        chart = layered.facet(row=alt.Row("panel:N", title=None)) if panels else layered
+        return chart.properties(title=title)
 
     def _repr_html_(self) -> str:
         return self.table.to_html(index=False)
@@ -71,47 +78,50 @@ def tournament(
     from coordkit.sweep import sweep
 
     contest = getattr(model, "contest", None)
-    if not isinstance(contest, Pairs):
+    if not isinstance(contest, Contest):
         raise TypeError(f"{getattr(model, '__name__', model)!r} declares no contest: its entrants cannot meet")
     named = _named(entrants)
     varied = {name: list(values) for name, values in params.items() if isinstance(values, list | tuple)}
     fixed = {name: value for name, value in params.items() if name not in varied}
     settings = [dict(zip(varied, values)) for values in product(*varied.values())]
-    checks = ({**fixed, **setting, contest.first: policy} for setting in settings for policy in named.values())
-    model.parameters.check_grid(checks, owner=model.__name__, model=model)
-    pairs = list(combinations_with_replacement(named, 2))
+    for setting in settings:  # every entrant in every setting, before any match is played
+        seats = contest.seats({**fixed, **setting}, model)
+        checks = ({**fixed, **setting, **contest.fielding([policy] * seats)} for policy in named.values())
+        model.parameters.check_grid(checks, owner=model.__name__, model=model)
+    lineups = contest.lineups(list(named))
     runs = sweep(
         play_match,
-        {"match": list(range(len(pairs))), **varied},
+        {"match": list(range(len(lineups))), **varied},
         seeds,
         base_seed=base_seed,
-        fixed={"model": model, "pairs": [(a, b, named[a], named[b]) for a, b in pairs], **fixed},
+        fixed={"model": model, "lineups": lineups, "entrants": named, **fixed},
         engine=engine,
         progress=progress,
         desc=f"{model.__name__} tournament matches",
     )
-    matches = pd.concat(
-        [
-            runs.assign(entrant=runs["first"], opponent=runs["second"], score=runs["score_first"]),
-            runs.assign(entrant=runs["second"], opponent=runs["first"], score=runs["score_second"]),
-        ],
-        ignore_index=True,
-    )[[*varied, "seed", "entrant", "opponent", "score"]]
-    return Tournament(_table(matches, list(varied)), matches, contest.measure, tuple(varied))
+    fields = ["field"] if any(field for field, _ in lineups) else []
+    columns = [*varied, *fields, "seed", "entrant", "opponent", "score"]
+    matches = runs[columns].reset_index(drop=True)
+    table = _table(matches, [*fields, *varied], contest.lower_is_better)
+    return Tournament(table, matches, contest.measure, tuple(varied), contest.lower_is_better)
 
 
-def play_match(*, model: type[Model], pairs: list, match: int, seed: int, **params: Any) -> dict:
-    """One run of match ``match`` (of ``pairs``: first's name, second's name, first's policy, second's policy):
-    both sides' scores (the run :func:`tournament` sweeps)."""
-    first, second, first_policy, second_policy = pairs[match]
+def play_match(
+    *, model: type[Model], lineups: list, entrants: dict, match: int, seed: int, **params: Any
+) -> pd.DataFrame:
+    """One run of lineup ``match`` (of ``lineups``: a field and the entrants' names, seat by seat, repeated): each
+    entrant's score, the mean over its seats (the run :func:`tournament` sweeps)."""
+    field, lineup = lineups[match]
     contest = model.contest
-    played = model(**params, **{contest.first: first_policy, contest.second: second_policy}, rng=seed).run()
-    return {
-        "first": first,
-        "second": second,
-        "score_first": contest.score(played, 0),
-        "score_second": contest.score(played, 1),
-    }
+    seated = [lineup[seat % len(lineup)] for seat in range(contest.seats(params, model))]
+    played = model(**params, **contest.fielding([entrants[name] for name in seated]), rng=seed).run()
+    scores = pd.Series(contest.scores(played), index=seated)
+    rows = []
+    for name in dict.fromkeys(lineup):
+        others = [other for other in dict.fromkeys(lineup) if other != name]
+        opponent = " & ".join(others) or name
+        rows.append({"field": field, "entrant": name, "opponent": opponent, "score": scores[name].mean()})
+    return pd.DataFrame(rows)
 
 
 def _named(entrants: Sequence | Mapping[str, Any]) -> dict[str, Any]:
@@ -124,14 +134,18 @@ def _named(entrants: Sequence | Mapping[str, Any]) -> dict[str, Any]:
     return named
 
 
-def _table(matches: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+def _table(matches: pd.DataFrame, groups: list[str], lower_is_better: bool) -> pd.DataFrame:
     rows = []
-    for keys, group in matches.groupby([*settings, "entrant"], sort=False):
+    for keys, group in matches.groupby([*groups, "entrant"], sort=False):
         interval = mean_interval(group["score"])
-        labels = dict(zip([*settings, "entrant"], keys if isinstance(keys, tuple) else (keys,)))
+        labels = dict(zip([*groups, "entrant"], keys if isinstance(keys, tuple) else (keys,)))
         score = group["score"].mean()
         rows.append({**labels, "score": score, "low": interval.low, "high": interval.high, "runs": len(group)})
     table = pd.DataFrame(rows)
-    ranks = table.groupby(settings)["score"] if settings else table["score"]
-    table["rank"] = ranks.rank(ascending=False, method="min").astype(int)
-    return table.sort_values([*settings, "rank"], kind="stable").reset_index(drop=True)
+    ranks = table.groupby(groups)["score"] if groups else table["score"]
+    table["rank"] = ranks.rank(ascending=lower_is_better, method="min").astype(int)
+    first_seen = {column: {value: i for i, value in enumerate(matches[column].unique())} for column in groups}
+    order = table.sort_values(
+        [*groups, "rank"], key=lambda c: c.map(first_seen.get(c.name, {})).fillna(c), kind="stable"
+    )
+    return order.reset_index(drop=True)

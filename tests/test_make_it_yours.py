@@ -184,7 +184,8 @@ def test_a_tournament_plays_every_pair_at_every_seed_and_setting():
     result = tournament(
         DelayedDilemma, {"mirror": mirror, "defector": "always_defect"}, seeds=3, delay_a=[0.0, 10.0], progress=False
     )
-    assert len(result.matches) == 2 * 3 * 3 * 2  # (3 pairs, self-play included) × 3 seeds × 2 delays, both sides
+    # 3 pairs (self-play included: one row, both sides its own) × 3 seeds × 2 delays; a pair of two gives two rows
+    assert len(result.matches) == (1 + 2 + 1) * 3 * 2
     assert list(result.table.columns) == ["delay_a", "entrant", "score", "low", "high", "runs", "rank"]
     at_zero = result.table[result.table["delay_a"] == 0].set_index("entrant")
     assert at_zero.loc["mirror", "rank"] == 1 and at_zero.loc["defector", "rank"] == 2
@@ -199,7 +200,7 @@ def test_a_tournament_refuses_entrants_it_cannot_tell_apart_or_play():
     with pytest.raises(ParameterError, match="policy_a='no_such_rule'"):
         tournament(DelayedDilemma, ["tit_for_tat", "no_such_rule"], progress=False)
     with pytest.raises(TypeError, match="declares no contest"):
-        tournament(coordkit.BeerGame, ["a", "b"], progress=False)
+        tournament(coordkit.models()["weather-demo"], ["a", "b"], progress=False)
     named = tournament(DelayedDilemma, ["tit_for_tat", mirror], seeds=1, progress=False).table
     assert sorted(named["entrant"]) == ["mirror", "tit_for_tat"], "an entrant goes by its own name"
 
@@ -259,3 +260,68 @@ def test_under_rep_a_fishbanks_rule_deploys_and_the_protocol_still_shares_sensit
 def test_a_deployment_carries_an_a2a_message():
     frame = Fishbanks(protocol="a2a", policy=lambda view: Deployment(3, "three, as agreed"), rng=0).run().frame()
     assert (frame[frame["season"] > 0]["message"] == "three, as agreed").all()
+
+
+# --- agents that differ: a list, one per agent, or a mapping by name -------------------------------------------------
+
+
+def test_a_list_gives_each_stage_its_rule_and_none_keeps_a_stages_own():
+    mixed = BeerGame(protocol="base_stock", policy=[order_up_to, None, None, lambda view: 4], rng=3).run().frame()
+    built_in = BeerGame(protocol="base_stock", rng=3).run().frame()
+    factory = mixed.query("stage == 'factory' and round > 0")["order"]
+    assert (factory == 4).all(), "the factory plays the constant rule it was given"
+    middle = "stage in ('wholesaler', 'distributor') and round == 1"
+    assert list(mixed.query(middle)["order"]) == list(built_in.query(middle)["order"]), "None: the stage's own rule"
+    by_name = BeerGame(protocol="base_stock", policy={"factory": lambda view: 4, "retailer": order_up_to}, rng=3)
+    assert_frame_equal(mixed, by_name.run().frame())
+
+
+def test_a_list_of_the_wrong_length_or_an_unknown_name_is_refused_before_any_run():
+    with pytest.raises(ParameterError, match=r"policy= has 2 policies for 4 agents \(retailer, wholesaler"):
+        BeerGame(policy=[order_up_to, order_up_to])
+    with pytest.raises(ParameterError, match="'Boss', not an agent of this model: its agents are GlobalMega_Corp"):
+        Fishbanks(policy={"Boss": cautious})
+    with pytest.raises(ParameterError, match="policy='nope' is not a policy's name"):
+        Fishbanks(policy=[cautious, "nope"] * 6)
+
+
+# --- tournaments in populations: each entrant as the whole population, then every two mixed ------------------------
+
+
+def constant_four(view) -> int:
+    return 4
+
+
+def test_a_beer_game_tournament_fields_each_rule_alone_and_mixed_and_ranks_the_cheapest_first():
+    result = tournament(BeerGame, {"order_up_to": order_up_to, "four": constant_four}, seeds=2, progress=False)
+    assert list(result.table.columns) == ["field", "entrant", "score", "low", "high", "runs", "rank"]
+    assert list(result.table["field"]) == ["whole population"] * 2 + ["mixed"] * 2
+    # whole population: 2 seeds each; mixed: two seatings (a, b, a, b and b, a, b, a) at 2 seeds each
+    assert list(result.table["runs"]) == [2, 2, 4, 4]
+    alone = BeerGame(policy=constant_four, rng=result.matches["seed"].iloc[0]).run().summary()["total_cost"]
+    four = result.matches.query("entrant == 'four' and field == 'whole population'")["score"].iloc[0]
+    assert four == pytest.approx(alone / 4), "alone, a rule's score is the mean stage's cost"
+    for _, field in result.table.groupby("field"):
+        assert list(field.sort_values("score")["rank"]) == [1, 2], "a stage's cost: lower is better"
+    assert result.chart().to_dict()["title"].endswith("(lower is better)")
+
+
+def test_a_fishbanks_tournament_seats_the_two_rules_alternately_in_a_mixed_industry():
+    def greedy(view) -> int:
+        return view.max_boats
+
+    result = tournament(Fishbanks, [cautious, greedy], seeds=1, progress=False, companies=4)
+    mixed = result.matches.query("field == 'mixed'")
+    assert sorted(mixed["opponent"]) == ["cautious", "cautious", "greedy", "greedy"]
+    industry = Fishbanks(policy=[cautious, greedy, cautious, greedy], companies=4, rng=int(mixed["seed"].iloc[0]))
+    profits = [company.cumulative_profit for company in industry.run().industry]
+    first = mixed.iloc[:2].set_index("entrant")["score"]  # the seating cautious, greedy, cautious, greedy
+    assert first["cautious"] == pytest.approx((profits[0] + profits[2]) / 2)
+    assert first["greedy"] == pytest.approx((profits[1] + profits[3]) / 2)
+
+
+def test_check_policy_plays_a_population_rule_in_one_seat_among_the_agents_own_rules():
+    report = check_policy(order_up_to, BeerGame)
+    assert report.passed and "against the agents' own rule" in str(report)
+    wrong = check_policy(lambda view: -1, Fishbanks)
+    assert not wrong.passed and "returned -1" in wrong.checks[0].detail

@@ -9,14 +9,17 @@ neighbours' messages, aggregate (REP), optional consensus, decide, send; 5. orde
 6. each stage pays $0.50 per case held and $1.00 per case backlogged.
 """
 
+from typing import Any
+
 import mesa
 import numpy as np
 import pandas as pd
 
+from coordkit.contests import Population
 from coordkit.model import Model
 from coordkit.parameters import Choice, Instance, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, llm_parameters
-from coordkit.policy_registry import fresh_policy
+from coordkit.policy_registry import fresh_policy, per_agent
 from coordkit.rep.beer_game import metrics
 from coordkit.rep.beer_game.agents import A2APlayer, REPPlayer, Stage
 from coordkit.rep.beer_game.llm_policies import GameRules, a2a_policy, rep_policy, synthesis_policy
@@ -200,8 +203,10 @@ class BeerGame(Model):
             None,
             (),
             optional="each protocol's own rule: Sterman's players (A2A, REP), base stock (base-stock)",
-            doc="how every stage orders: a function of its StageView that returns whole cases (or an Order), a "
-            "Policy, or a name given to coordkit.register_policy; the protocol keeps its messages",
+            doc="how the stages order: a function of a StageView that returns whole cases (or an Order), a "
+            "Policy, or a name given to coordkit.register_policy, for every stage or one per stage (a list, "
+            "retailer first, or a mapping by name); the protocol keeps its messages",
+            agents="stage",
         ),
         Instance(
             "synthesiser",
@@ -220,6 +225,14 @@ class BeerGame(Model):
     # common random numbers (coordkit.streams): each stage's player from its own stream, as uniform draws that the
     # spread scales, so more stages keep the first players and the spread moves them without redrawing them; the
     # customers' noise as standard normal draws that demand_noise scales, one a round
+    contest = Population(
+        "policy",
+        "stages",
+        score=lambda game: metrics.stage_costs(game.frame()).to_list(),
+        measure="a stage's cost over the game ($)",
+        lower_is_better=True,
+    )
+
     random_streams = {"player": (), "demand": ()}
 
     def __init__(self, *, rng=None, **params):
@@ -246,9 +259,10 @@ class BeerGame(Model):
             self.chain.append(Stage(self, name, position, mail + road, self.order_delay, road))
         for downstream, stage in zip(self.chain, self.chain[1:]):
             stage.downstream_id = downstream.unique_id
-        for stage in self.chain:
+        students = per_agent("policy", self.policy, [stage.name for stage in self.chain])
+        for stage, student in zip(self.chain, students):
             neighbours = [s.unique_id for s in self.chain if abs(s.position - stage.position) == 1]
-            stage.client = self._client(stage, neighbours)
+            stage.client = self._client(stage, neighbours, student)
         # the factory's orders go to the brewery, which starts brewing after the production-request delay
         self.brewery_orders = [float(self.base_demand)] * self.production_request_delay
 
@@ -279,8 +293,9 @@ class BeerGame(Model):
         )
         self.datacollector.collect(self)
 
-    def _client(self, stage: Stage, neighbours: list[int]):
-        """The stage's protocol client: same transport, topology and consensus for every protocol (§4)."""
+    def _client(self, stage: Stage, neighbours: list[int], student: Any):
+        """The stage's protocol client: same transport, topology and consensus for every protocol (§4); the
+        stage orders with ``student`` (its ``policy``) if given."""
         if self.protocol == "base_stock":
             rule = BaseStock(smoothing=self.smoothing, desired_stock=self.initial_inventory)
         else:
@@ -291,7 +306,7 @@ class BeerGame(Model):
                 desired_stock=self.desired_stock,
             )
             rule = sterman_player(self.streams("player", stage.position), self.player_spread, mean)
-        student = None if self.policy is None else fresh_policy(self.policy, type(self))
+        student = None if student is None else fresh_policy(student, type(self))
         if self.protocol in ("a2a", "base_stock"):
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None

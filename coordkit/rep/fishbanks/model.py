@@ -9,14 +9,17 @@ everyone. Each season:
 3. each company reads the stock again from its catch per boat (with noise).
 """
 
+from typing import Any
+
 import mesa
 import numpy as np
 import pandas as pd
 
+from coordkit.contests import Population
 from coordkit.model import Model
 from coordkit.parameters import Choice, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, llm_parameters
-from coordkit.policy_registry import fresh_policy
+from coordkit.policy_registry import fresh_policy, per_agent
 from coordkit.rep.fishbanks import metrics
 from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
 from coordkit.rep.fishbanks.ecology import Fishery
@@ -201,8 +204,10 @@ class Fishbanks(Model):
             None,
             (),
             optional="the protocol's own rule: the competitive fleet (A2A), blended with the REP hold (REP)",
-            doc="how every company deploys: a function of its FleetView that returns whole boats (or a Deployment), a "
-            "Policy, or a name given to coordkit.register_policy; the protocol keeps its messages",
+            doc="how the companies deploy: a function of a FleetView that returns whole boats (or a Deployment), a "
+            "Policy, or a name given to coordkit.register_policy, for every company or one per company (a list, "
+            "or a mapping by name: 'GlobalMega_Corp', ...); the protocol keeps its messages",
+            agents="company",
         ),
         *llm_parameters(
             optional="rule-based companies, no calls",
@@ -213,6 +218,13 @@ class Fishbanks(Model):
     # common random numbers (coordkit.streams): each company's risk tolerance and sustainability value from its own
     # stream, and its reading errors from another (standard normal draws that observation_noise scales), so every
     # protocol meets the same companies with the same fleets and the same errors, and more companies keep the first
+    contest = Population(
+        "policy",
+        "companies",
+        score=lambda fishbanks: [company.cumulative_profit for company in fishbanks.industry],
+        measure="a company's profit over the seasons ($)",
+    )
+
     random_streams = {"company": (), "noise": ()}
 
     def __init__(self, *, rng=None, **params):
@@ -232,8 +244,10 @@ class Fishbanks(Model):
         self._names = {company.unique_id: company.name for company in self.industry}
         self._observe(self.fishery.catch_per_boat_at(self.fishery.density(self.stock)))
         everyone = [company.unique_id for company in self.industry]
-        for company in self.industry:
-            company.client = self._client(company, [other for other in everyone if other != company.unique_id])
+        students = per_agent("policy", self.policy, [company.name for company in self.industry])
+        for company, student in zip(self.industry, students):
+            others = [other for other in everyone if other != company.unique_id]
+            company.client = self._client(company, others, student)
 
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -264,10 +278,11 @@ class Fishbanks(Model):
         fleet = initial_fleet(tolerance, self.max_boats)
         return Company(self, company_name(index), profile, float(tolerance), float(value), fleet)
 
-    def _client(self, company: Company, neighbours: list[int]):
-        """The company's protocol client: same transport, topology and consensus for every protocol (Table 2)."""
+    def _client(self, company: Company, neighbours: list[int], student: Any):
+        """The company's protocol client: same transport, topology and consensus for every protocol (Table 2);
+        the company deploys with ``student`` (its ``policy``) if given."""
         rule = CompetitiveFleet()
-        student = None if self.policy is None else fresh_policy(self.policy, type(self))
+        student = None if student is None else fresh_policy(student, type(self))
         if self.protocol == "a2a":
             policy = a2a_policy(self.llm, rule) if self.llm is not None else None
             agent = A2ACompany(company, rule, StudentFleet(student, rule) if student is not None else policy)
