@@ -28,6 +28,11 @@ class Pairs:
     sparring: tuple[str, ...] = ()
     lower_is_better: bool = False
 
+    @property
+    def parameter(self) -> str:
+        """The parameter a policy under study takes: the first side's."""
+        return self.first
+
     def lineups(self, names: Sequence[str]) -> list[tuple[str, Lineup]]:
         """Every pair, self-play included; no field (the table needs no column for it)."""
         return [("", pair) for pair in combinations_with_replacement(names, 2)]

@@ -257,6 +257,8 @@ class PolicyChoice(Choice):
             return "[" + ", ".join("own" if one is None else self.label_of(one) for one in value) + "]"
         if isinstance(value, Mapping):
             return "{" + ", ".join(f"{name}: {self.label_of(one)}" for name, one in value.items()) + "}"
+        if value is None:
+            return self.labels.get(None, "own rule")
         return self.labels.get(value, value) if isinstance(value, str) else policy_name(value)
 
     def type_name(self) -> str:

@@ -24,6 +24,7 @@ import ipywidgets as widgets
 
 from coordkit import views
 from coordkit.model import Model
+from coordkit.policy_registry import policy_parameters
 from coordkit.ui import ExperimentPanel, Slider, _running_loop, controls
 
 SPEEDS = (1, 20)  # frames a second the speed control offers
@@ -210,9 +211,37 @@ class ModelPlayer(ExperimentPanel):
         self.clock.value = f"<span{paused}>{html.escape(text)}</span>"
 
 
-def model_player(model: type[Model], names: Sequence[str], **options: Any) -> ModelPlayer:
-    """A player for ``model`` with controls for its parameters ``names`` (see :class:`ModelPlayer`)."""
+def model_player(
+    model: type[Model], names: Sequence[str] | None = None, *, policy: Any = None, **options: Any
+) -> ModelPlayer:
+    """A player for ``model`` with controls for its parameters ``names`` (see :class:`ModelPlayer`); without
+    ``names``, its policy parameters (and its protocol, if it has one).
+
+    ``policy`` (a student's rule: a function, a Policy or a registered name) starts the model's policy dropdown at
+    it, by its name, beside the built-in rules: the dropdown of the first side of a pair (``policy_a``), of the whole
+    population (``policy``)."""
+    names = list(names) if names is not None else _policy_controls(model)
+    if policy is not None:
+        seat = _seat(model)
+        names += [] if seat in names else [seat]
+        options["start"] = {**(options.get("start") or {}), seat: policy}
     return ModelPlayer(model, names, **options)
+
+
+def _policy_controls(model: type[Model]) -> list[str]:
+    protocol = ["protocol"] if "protocol" in model.parameters.names else []
+    return [*protocol, *(param.name for param in policy_parameters(model))]
+
+
+def _seat(model: type[Model]) -> str:
+    """The policy parameter a student's rule takes in ``model``: its contest's first seat, or its one policy."""
+    contest = getattr(model, "contest", None)
+    if contest is not None:
+        return contest.parameter
+    chosen = policy_parameters(model)
+    if len(chosen) != 1:
+        raise TypeError(f"model_player: {model.__name__} has no one policy parameter to start at policy=")
+    return chosen[0].name
 
 
 def _stepped(model: Model) -> Model:

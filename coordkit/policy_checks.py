@@ -83,9 +83,8 @@ def check_policy(policy: Any, model: type, **params: Any) -> PolicyReport:
 
 def _instance(policy: Any, model: type, contest, params: dict) -> Policy:
     """A policy object for ``policy``: a built-in rule as the model makes it (the first seat's), else a fresh one."""
-    parameter = next(iter(contest.fielding([policy] * contest.seats(params, model))))
-    if isinstance(policy, str) and policy in model.parameters[parameter].options:
-        return model(**params, **{parameter: policy}, rng=SEEDS[0]).policies()[0]
+    if isinstance(policy, str) and policy in model.parameters[contest.parameter].options:
+        return model(**params, **{contest.parameter: policy}, rng=SEEDS[0]).policies()[0]
     return fresh_policy(policy, model)
 
 

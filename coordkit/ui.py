@@ -450,7 +450,8 @@ def control(param: parameters.Param, start: Any = None, model: type | None = Non
             return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
         case parameters.PolicyChoice():
             registered = registered_policies(model)
-            shown = [*settings.pop("options", param.options), *registered]
+            own = [None] if param.optional else []  # the agents' own rule, by its label, unless options are given
+            shown = [*settings.pop("options", [*own, *param.options]), *registered]
             shown += [default] if default is not None and default not in shown else []
             pairs = [(_policy_label(param, registered, value), value) for value in shown]
             return Choice(param.name, pairs, **settings)

@@ -21,6 +21,7 @@ from coordkit import (
 )
 from coordkit.delay.policies import Decision, GrimTrigger
 from coordkit.parameters import ParameterError
+from coordkit.player import model_player
 from coordkit.policies import DecisionError
 from coordkit.policy_registry import _REGISTERED
 from coordkit.rep.beer_game.policies import Order, whole_cases
@@ -325,3 +326,29 @@ def test_check_policy_plays_a_population_rule_in_one_seat_among_the_agents_own_r
     assert report.passed and "against the agents' own rule" in str(report)
     wrong = check_policy(lambda view: -1, Fishbanks)
     assert not wrong.passed and "returned -1" in wrong.checks[0].detail
+
+
+# --- the player plays a student's rule, by its name, beside the built-in ones --------------------------------------
+
+
+def test_a_player_started_at_a_rule_plays_it_and_offers_the_agents_own_rule_beside_it():
+    player = model_player(BeerGame, policy=order_up_to)
+    assert player.settings == {"protocol": "REP textual", "policy": "order_up_to", "seed": "0"}
+    assert [label for label, _ in player.params["policy"].pairs] == ["own rule", "order_up_to"]
+    played = player.run_to_end().frame()
+    assert_frame_equal(played, BeerGame(policy=order_up_to, rng=0).run().frame())
+    player.controls["policy"].value = 0  # the agents' own rule
+    assert_frame_equal(player.run_to_end().frame(), BeerGame(rng=0).run().frame())
+
+
+def test_the_families_players_take_a_rule_and_name_it_in_their_dropdown():
+    from coordkit.delay.panels import player_panel as delay_player
+    from coordkit.rep.fishbanks.panels import fishery_player_panel
+
+    register_policy(DelayedDilemma, "grudger", GrimTrigger())
+    delay = delay_player(policy=mirror)
+    assert delay.settings["player A"] == "mirror" and delay.settings["player B"] == "simplified model (p, α)"
+    assert "grudger" in [label for label, _ in delay.params["policy_b"].pairs], "a registered name is offered too"
+    assert fishery_player_panel(policy=cautious).settings["policy"] == "cautious"
+    with pytest.raises(TypeError, match="no one policy parameter"):
+        model_player(coordkit.models()["weather-demo"], ["protocol"], policy=mirror)

@@ -112,7 +112,12 @@ class DelayedDilemma(Model):
         ),
         PolicyChoice("policy_a", "simplified", POLICIES, labels=POLICY_NAMES, doc="how player A chooses"),
         PolicyChoice(
-            "policy_b", None, POLICIES, labels=POLICY_NAMES, optional="B plays like A", doc="how player B chooses"
+            "policy_b",
+            None,
+            POLICIES,
+            labels={**POLICY_NAMES, None: "like player A"},
+            optional="B plays like A",
+            doc="how player B chooses",
         ),
         Real("p", 0.9, 0, 1, doc="the simplified model's probability of playing tit-for-tat (the paper: 0.8, 0.9)"),
         Real(

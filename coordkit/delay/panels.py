@@ -2,6 +2,8 @@
 which plays the simplified model's trials (§4.2) on the fast path for the delays, trial length and player a student
 picks. Both label and condition their controls alike (:func:`overrides`)."""
 
+from typing import Any
+
 from coordkit.delay import charts, fast
 from coordkit.delay.model import POLICIES, DelayedDilemma
 from coordkit.delay.policies import Persona
@@ -13,14 +15,14 @@ PLAYED = ["delay_a", "delay_b", "policy_a", "policy_b", "p", "alpha", "duration_
 RULES = [policy for policy in POLICIES if policy != "llm"]  # the players that need no LLM client
 
 
-def player_panel(start: dict | None = None) -> ModelPlayer:
+def player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
     """Notebook 04, §2 "Watch one run": one trial played second by second in its state view
     (:func:`charts.trial_now`: both players' choices, what of them the other sees, the outcome, and each change of
     action on its way), with both delays, both players (any rule) and the trial length on controls. The controls
-    start at the model's declared defaults, or at ``start``."""
+    start at the model's declared defaults, or at ``start``; ``policy`` (a student's rule) starts player A at it."""
     players = {"policy_a": {"options": RULES, "label": "player A"}, "policy_b": {"options": RULES, "label": "player B"}}
     seed = {"active_when": draws_at_random}
-    return model_player(DelayedDilemma, PLAYED, start=start, **overrides(PLAYED), **players, seed=seed)
+    return model_player(DelayedDilemma, PLAYED, start=start, policy=policy, **overrides(PLAYED), **players, seed=seed)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:

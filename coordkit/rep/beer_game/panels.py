@@ -1,5 +1,7 @@
 """Notebook 01's panels: the player (section 2) and the explore panel (section 4)."""
 
+from typing import Any
+
 from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.beer_game import charts
 from coordkit.rep.beer_game.model import BeerGame
@@ -20,11 +22,11 @@ EXPLORED = [
 ]
 
 
-def player_panel(start: dict | None = None) -> ModelPlayer:
+def player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
     """One game played round by round (Play, Step, Reset), drawn as the chain stands after each round
     (:func:`~coordkit.rep.beer_game.charts.chain`), with the explore panel's controls. They start at the declared
-    defaults, or at ``start``."""
-    return model_player(BeerGame, EXPLORED, start=start, **_control_options())
+    defaults, or at ``start``; with ``policy`` (a student's rule), the stages' policy too, started at it."""
+    return model_player(BeerGame, EXPLORED, start=start, policy=policy, **_control_options())
 
 
 def explore_panel() -> ExperimentPanel:

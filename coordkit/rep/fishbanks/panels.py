@@ -1,6 +1,8 @@
 """Notebook 02's Fishbanks panels: one game played season by season (section 1.1), and one game played again at
 every change of its controls (section 1.5)."""
 
+from typing import Any
+
 from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.fishbanks import charts
 from coordkit.rep.fishbanks.model import Fishbanks
@@ -9,11 +11,12 @@ from coordkit.ui import ExperimentPanel, model_panel
 EXPLORED = ["protocol", "companies", "seasons", "regeneration", "fish_price", "boat_cost"]
 
 
-def fishery_player_panel(start: dict | None = None) -> ModelPlayer:
+def fishery_player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
     """One game played season by season (▶ Play, Step, Reset) in its state view,
     :func:`~coordkit.rep.fishbanks.charts.fishery_now`: the sea's stock, this season's catch and regrowth, and
-    each company's boats; the controls are :func:`explore_panel`'s, at the declared defaults or at ``start``."""
-    return model_player(Fishbanks, EXPLORED, start=start)
+    each company's boats; the controls are :func:`explore_panel`'s, at the declared defaults or at ``start``; with
+    ``policy`` (a student's rule), the companies' policy too, started at it."""
+    return model_player(Fishbanks, EXPLORED, start=start, policy=policy)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
