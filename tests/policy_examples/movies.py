@@ -1,12 +1,13 @@
 """Movie scheduling's policies: REP participation (numerical and textual), the A2A satisficer, the range
-synthesiser, and the LLM calls 1-2."""
+synthesiser, a student's rule, and the LLM calls 1-2."""
 
 from dataclasses import replace
 
+from coordkit.policies import policy_from
 from coordkit.rep.movies import stand_in
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.movies.model import MovieScheduling
-from coordkit.rep.movies.policies import RangeSynthesis, REPParticipation, Satisficer
+from coordkit.rep.movies.policies import RangeSynthesis, REPParticipation, Satisficer, StudentMoviegoer
 from coordkit.rep.protocol import SynthesisRequest
 
 from . import PolicyExample
@@ -39,7 +40,17 @@ def synthesis_requests():
     ]
 
 
+def thrifty(situation) -> bool:
+    """A student's rule: join at no more than a dollar over the agent's ideal price, whatever the time."""
+    return situation.price <= situation.taste.price + 1
+
+
 EXAMPLES = [
+    PolicyExample(  # a student's rule in a REP agent: it decides whether to join, the agent still sends its sensitivity
+        "student_moviegoer",
+        lambda rng, client: StudentMoviegoer(policy_from(thrifty), REPParticipation("textual")),
+        situations,
+    ),
     PolicyExample("rep_participation_textual", lambda rng, client: REPParticipation("textual"), situations),
     PolicyExample("rep_participation_numerical", lambda rng, client: REPParticipation("numerical"), situations),
     PolicyExample("satisficer", lambda rng, client: Satisficer(), situations),

@@ -54,9 +54,10 @@ class Moviegoer(FixedAgent):
         return self.client.theta
 
     def situation(self, theta: Theta, neighbour_messages: list[Message]) -> Situation:
-        """What the agent decides from. Its neighbours' messages are written out only for an LLM to read: the
-        rules decide from the agent's own preferences."""
-        notes = () if self.model.llm is None else self.model.notes(neighbour_messages)
+        """What the agent decides from. Its neighbours' messages are written out only for an LLM or a student's
+        rule (``policy``) to read: the built-in rules decide from the agent's own preferences."""
+        reads_notes = self.model.llm is not None or self.model.policy is not None
+        notes = self.model.notes(neighbour_messages) if reads_notes else ()
         return Situation(
             agent=self.node,
             round=self.model.steps,
@@ -115,7 +116,8 @@ class Moviegoer(FixedAgent):
 class REPMoviegoer:
     """What REP wraps (§3.3): decides from its coordination variables θ = {PRICE, TIME} and sends a sensitivity.
 
-    ``policy`` is :class:`~coordkit.rep.movies.policies.REPParticipation`, or an LLM policy falling back to it.
+    ``policy`` is :class:`~coordkit.rep.movies.policies.REPParticipation`, an LLM policy falling back to it, or a
+    student's rule (:class:`~coordkit.rep.movies.policies.StudentMoviegoer`).
     """
 
     def __init__(self, goer: Moviegoer, opening: Theta, policy: Policy):
@@ -136,7 +138,8 @@ class REPMoviegoer:
 class A2AMoviegoer:
     """What the A2A baseline wraps: decides at its private proposal and explains itself in words.
 
-    ``policy`` is :class:`~coordkit.rep.movies.policies.Satisficer`, or an LLM policy falling back to it.
+    ``policy`` is :class:`~coordkit.rep.movies.policies.Satisficer`, an LLM policy falling back to it, or a
+    student's rule (:class:`~coordkit.rep.movies.policies.StudentMoviegoer`).
     """
 
     def __init__(self, goer: Moviegoer, opening: Theta, policy: Policy):

@@ -50,11 +50,12 @@ PARAMETERS = Parameters(
     *(
         _REDECLARED.get(param.name, param)
         for param in MovieScheduling.parameters
-        if param.name not in ("llm", "max_concurrency")
+        if param.name not in ("policy", "llm", "max_concurrency")
     ),
     relations=MovieScheduling.parameters.relations,
 )
-"""The model's parameters for rule-based agents (no ``llm``), with the fast path's protocols and populations."""
+"""The model's parameters for agents that decide by the protocol's own rules (no student's ``policy``, no ``llm``:
+they play the Mesa model), with the fast path's protocols and populations."""
 
 
 def simulate(seed: int, **params) -> pd.DataFrame:

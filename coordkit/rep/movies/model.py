@@ -26,6 +26,7 @@ proposal (U ≥ 0); the convergence round is the first round from 1 on whose con
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import mesa
 import numpy as np
@@ -34,13 +35,22 @@ import scipy.sparse as sp
 from mesa.discrete_space import Network
 
 from coordkit import networks
+from coordkit.contests import Population
 from coordkit.model import Model
-from coordkit.parameters import Choice, Flag, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Flag, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, decision_round, llm_parameters
+from coordkit.policy_registry import fresh_policy, per_agent
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.agents import A2AMoviegoer, Moviegoer, REPMoviegoer, Vote
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
-from coordkit.rep.movies.policies import PRICE, TIME, RangeSynthesis, REPParticipation, Satisficer
+from coordkit.rep.movies.policies import (
+    PRICE,
+    TIME,
+    RangeSynthesis,
+    REPParticipation,
+    Satisficer,
+    StudentMoviegoer,
+)
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
 from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import (
@@ -84,6 +94,17 @@ def _network_can_connect(p: dict) -> None:
         )
 
 
+def agent_name(node: int) -> str:
+    """How agent ``node`` is called: "Agent 3", as its neighbours read its messages."""
+    return f"Agent {node}"
+
+
+def plan_utilities(movies: "MovieScheduling") -> list[float]:
+    """Each agent's utility U of the group's proposal when the run ends if it would join it (U ≥ 0), else 0."""
+    utilities = preferences.utility(movies.preferences, movies.group_price, movies.group_time)
+    return [float(max(utility, 0.0)) for utility in utilities]
+
+
 def _small_world_degree_is_even(p: dict) -> None:
     if p["network"] == "small_world" and p["degree"] % 2:
         raise ParameterError(
@@ -100,6 +121,15 @@ class MovieScheduling(Model):
     it, each stage one round of concurrent calls; a reply that cannot be used falls back to the rules, counted
     in ``llm_fallbacks``. Such a model also keeps ``round_timings`` (wall-clock, for
     :mod:`~coordkit.rep.movies.profiling`; never in a frame or a summary).
+
+    With ``policy`` (issue 45), agents decide in stage 1 with a student's rule instead: a function of the agent's
+    :class:`~coordkit.rep.movies.policies.Situation` that returns True (join) or False, or an
+    :class:`~coordkit.rep.movies.policies.Attendance`; a Policy or a registered name. The rule replaces the join
+    decision alone. Under A2A that decision moves the agent's proposal (an agent that joins keeps it) and its
+    neighbours read it; the agent sends the rule's message, or the Satisficer's reasoning about that decision.
+    Under REP the agent still sends its :class:`~coordkit.rep.movies.policies.REPParticipation` sensitivity and θ
+    updates from the sensitivities as ever, so the rule's decisions are what the agent says, and move no proposal.
+    The stage-2 vote stays the agents' taste (U ≥ 0), which the consensus measures.
 
     ``attended`` marks the messages A2A agents weighed in the last round under the §7 reading (a mask over
     ``adjacency``'s entries, by receiver then sender, as :func:`attended` draws it); None when every message is read.
@@ -193,11 +223,29 @@ class MovieScheduling(Model):
             "price_scale", 5.0, 1, 50, doc="P: a price this far from the ideal costs the whole price weight", unit="$"
         ),
         Real("time_scale", 2.0, 0.5, 6, doc="T: a start this far from the ideal costs the whole time weight", unit="h"),
+        PolicyChoice(
+            "policy",
+            None,
+            (),
+            optional="the protocol's own rule: join iff U ≥ 0 at the agent's proposal (the Satisficer under A2A, "
+            "REP participation under REP)",
+            doc="how the agents decide whether to join: a function of a Situation that returns True or False (or an "
+            "Attendance), a Policy, or a name given to coordkit.register_policy, for every agent or one per agent "
+            "(a list in node order, or a mapping by name: 'Agent 0', 'Agent 1', ...); the protocol keeps its "
+            "messages",
+            agents="agent",
+        ),
         *llm_parameters(
             optional="rule-based agents, no calls",
             doc="the LLM client every agent decides with (call 1) and REP textual's updater synthesises with (call 2)",
         ),
         relations=(_small_world_degree_is_even, _network_can_connect),
+    )
+    contest = Population(
+        "policy",
+        "population",
+        score=plan_utilities,
+        measure="an agent's utility of the final group proposal if it would join it, else 0",
     )
     # common random numbers (coordkit.streams): what each stream's draws depend on. The tastes are one row of draws
     # per agent that the means and spreads scale (preferences.draw), so more agents keep the first agents' tastes.
@@ -231,8 +279,9 @@ class MovieScheduling(Model):
             self.transport, self.consensus, self.synthesiser, eta=self.step_size, bounds=THETA_BOUNDS
         )
         self.goers = [Moviegoer(self, node, self.preferences.of(node)) for node in range(n)]
-        for goer in self.goers:
-            goer.client = self._client(goer, opening)
+        students = per_agent("policy", self.policy, [agent_name(goer.node) for goer in self.goers])
+        for goer, student in zip(self.goers, students):
+            goer.client = self._client(goer, opening, student)
             goer.local_price, goer.local_time = opening[PRICE], opening[TIME]
         self.round_timings: list[RoundTiming] = []
         self._notes_round, self._notes = -1, {}
@@ -262,21 +311,24 @@ class MovieScheduling(Model):
         )
         self.datacollector.collect(self)
 
-    def _client(self, goer: Moviegoer, opening: dict):
-        """The agent's protocol client: the same transport, network and consensus for every protocol (§4)."""
+    def _client(self, goer: Moviegoer, opening: dict, student: Any):
+        """The agent's protocol client: the same transport, network and consensus for every protocol (§4); the
+        agent decides whether to join with ``student`` (its ``policy``) if given."""
+        student = None if student is None else fresh_policy(student, type(self))
         if self.protocol == "a2a":
-            policy = Satisficer() if self.llm is None else a2a_policy(self.llm, Satisficer(), self.night)
-            agent = A2AMoviegoer(goer, opening, policy)
+            rule = Satisficer()
+            policy = rule if self.llm is None else a2a_policy(self.llm, rule, self.night)
+            agent = A2AMoviegoer(goer, opening, StudentMoviegoer(student, rule) if student is not None else policy)
         else:
             rule = REPParticipation("numerical" if self.protocol == "rep_numerical" else "textual")
             policy = rule if self.llm is None else rep_policy(self.llm, rule, self.night)
-            agent = REPMoviegoer(goer, opening, policy)
+            agent = REPMoviegoer(goer, opening, StudentMoviegoer(student, rule) if student is not None else policy)
         return self.protocol_network.client(self.protocol, agent, goer.node, sorted(self.space.G.adj[goer.node]))
 
     def describe(self, message: Message) -> str:
         """A neighbour's message as an agent reads it: who, its decision, and its sensitivity or reasoning."""
         words = message.sensitivity.text if message.sensitivity is not None else message.reasoning
-        return f"Agent {message.sender} {'joins' if message.decision.joins else 'declines'}: {words}"
+        return f"{agent_name(message.sender)} {'joins' if message.decision.joins else 'declines'}: {words}"
 
     def notes(self, messages: list[Message]) -> tuple[str, ...]:
         """The messages as an agent reads them, each written out once a round however many neighbours read it."""

@@ -12,6 +12,8 @@ updater reads it (REP paper §7, Appendix A). All deterministic and stateless.
   neighbours' reasoning; an LLM might.
 - :class:`RangeSynthesis` — the textual updater's synthesiser without an LLM (Appendix A.4.2's call 2): it
   reads the ranges in the texts and proposes the smallest shift that brings the most writers inside theirs.
+- :class:`StudentMoviegoer` — a student's rule in an agent (issue 45): the rule decides whether to join, the
+  protocol keeps its messages.
 """
 
 import math
@@ -21,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from coordkit.policies import Classifier, Policy
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.preferences import Taste
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
@@ -33,18 +35,59 @@ MODALITIES = ("numerical", "textual")
 
 @dataclass(frozen=True)
 class Situation:
-    """What an agent decides from in stage 1: its taste, its local proposal θ_i, its neighbours' last words."""
+    """What an agent sees when it decides in stage 1 whether to join (REP paper §7):
+
+    - ``agent``: its node in the network; it is called "Agent 3" for node 3;
+    - ``round``: the round being decided, from 1;
+    - ``taste``: its :class:`~coordkit.rep.movies.preferences.Taste` — ideal ``price`` ($) and start ``time``
+      (hours), the ``weight`` it gives price (1 − weight on time), the utility's scales ``price_scale`` and
+      ``time_scale``;
+    - ``price``, ``time``: its local proposal θ_i, a ticket price ($) and a start (hours after midnight: 20.5 is
+      20:30);
+    - ``neighbour_notes``: what its neighbours said last round, one note each ("Agent 3 joins: <its sensitivity or
+      reasoning>"); empty in round 1, and for the built-in rules, which read only the agent's own taste.
+
+    ``utility`` is U at the proposal and ``would_join`` whether U ≥ 0: the built-in rules join iff it is.
+    """
 
     agent: int
     round: int
     taste: Taste
-    price: float  # θ_i's PRICE ($)
-    time: float  # θ_i's TIME (hours)
-    neighbour_notes: tuple[str, ...] = ()  # "Agent 3 joins: <sensitivity or reasoning>", one per neighbour
+    price: float
+    time: float
+    neighbour_notes: tuple[str, ...] = ()
 
     @property
     def utility(self) -> float:
+        """U at the proposal: 1 at the agent's ideal, less the weighted squared distances from it
+        (:mod:`~coordkit.rep.movies.preferences`)."""
         return float(preferences.utility(self.taste, self.price, self.time))
+
+    @property
+    def would_join(self) -> bool:
+        """Whether the proposal suits the agent's taste, U ≥ 0: what the built-in rules decide."""
+        return bool(preferences.joins(self.taste, self.price, self.time))
+
+
+@dataclass(frozen=True)
+class Attendance:
+    """An agent's stage-1 decision: whether it ``joins`` the movie night at its proposal and, optionally, the
+    ``message`` an A2A agent sends with it. A policy may return the plain ``True`` or ``False`` instead."""
+
+    joins: bool
+    message: str = ""
+
+
+def attendance_of(decision: object, policy: object) -> Attendance:
+    """``decision`` as an :class:`Attendance`; a :class:`~coordkit.policies.DecisionError` that names ``policy``,
+    the value it returned and what a moviegoer decides, for anything else."""
+    attendance = decision if isinstance(decision, Attendance) else Attendance(decision)
+    if isinstance(attendance.joins, bool | np.bool_) and isinstance(attendance.message, str):
+        return Attendance(bool(attendance.joins), attendance.message)
+    raise DecisionError(
+        f"policy {policy_name(policy)!r} returned {decision!r}: a moviegoer decides whether to join, True or False, "
+        "as a bool or as Attendance(joins, message='')"
+    )
 
 
 def clock(hours: float) -> str:
@@ -74,8 +117,7 @@ class REPParticipation(Policy):
             raise ValueError(f"modality={self.modality!r}: choose one of {', '.join(MODALITIES)}")
 
     def decide(self, situation: Situation) -> tuple[bool, Sensitivity]:
-        joins = bool(preferences.joins(situation.taste, situation.price, situation.time))
-        return joins, self.sensitivity(situation)
+        return situation.would_join, self.sensitivity(situation)
 
     def sensitivity(self, situation: Situation) -> Sensitivity:
         taste, price, time = situation.taste, situation.price, situation.time
@@ -141,8 +183,21 @@ class Satisficer(Policy):
     classifier = Classifier()
 
     def decide(self, situation: Situation) -> tuple[bool, str]:
-        joins = bool(preferences.joins(situation.taste, situation.price, situation.time))
+        joins = situation.would_join
         return joins, reasoning(situation, joins)
+
+
+class StudentMoviegoer(StudentRule):
+    """A student's rule in a moviegoer (issue 45): the rule decides from the agent's :class:`Situation` whether it
+    joins, whatever the protocol; the protocol keeps its part. An A2A agent sends the rule's message, or the
+    :class:`Satisficer`'s reasoning about that decision; a REP agent still sends its :class:`REPParticipation`
+    sensitivity, so that the protocol shares it and updates θ as ever."""
+
+    def decide(self, situation: Situation) -> tuple[bool, Sensitivity | str]:
+        attendance = attendance_of(self.student.decide(situation), self.student)
+        if isinstance(self.rule, REPParticipation):
+            return attendance.joins, self.rule.sensitivity(situation)
+        return attendance.joins, attendance.message or reasoning(situation, attendance.joins)
 
 
 def reasoning(situation: Situation, joins: bool) -> str:
