@@ -142,7 +142,8 @@ def _table(matches: pd.DataFrame, groups: list[str], lower_is_better: bool) -> p
         score = group["score"].mean()
         rows.append({**labels, "score": score, "low": interval.low, "high": interval.high, "runs": len(group)})
     table = pd.DataFrame(rows)
-    ranks = table.groupby(groups)["score"] if groups else table["score"]
+    scores = table.assign(score=table["score"].round(9))  # equal scores summed in another order rank equal
+    ranks = scores.groupby(groups)["score"] if groups else scores["score"]
     table["rank"] = ranks.rank(ascending=lower_is_better, method="min").astype(int)
     first_seen = {column: {value: i for i, value in enumerate(matches[column].unique())} for column in groups}
     order = table.sort_values(

@@ -1,6 +1,8 @@
 """Notebook 02's movie panels: one run of the Mesa model played round by round (section 2.1) and played out at every
 change of its controls (section 2.6), and thousands of moviegoers played with numpy on the fast path (section 3.1)."""
 
+from typing import Any
+
 import pandas as pd
 
 from coordkit import viz
@@ -24,12 +26,13 @@ CONTROLS = {  # the explore panel's and the player's
 }
 
 
-def movies_player_panel(start: dict | None = None) -> ModelPlayer:
+def movies_player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
     """One run played round by round (▶ Play, Step, Reset) in its state view,
     :func:`~coordkit.rep.movies.charts.movie_night_now`: the network with each agent's vote and this round's
     messages, and the map of the proposals with the group's moving; the controls are :func:`explore_panel`'s, at
-    the declared defaults or at ``start``."""
-    return model_player(MovieScheduling, EXPLORED, start=start, **CONTROLS)
+    the declared defaults or at ``start``; with ``policy`` (a student's rule), the agents' policy too, started at
+    it."""
+    return model_player(MovieScheduling, EXPLORED, start=start, policy=policy, **CONTROLS)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
