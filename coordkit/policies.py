@@ -15,6 +15,7 @@ Every policy also has ``decide_async``, the same decision awaitable, so that :fu
 round's LLM calls concurrently.
 """
 
+import inspect
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -37,7 +38,10 @@ class Classifier:
 
 
 class Policy(ABC):
-    """Maps an observation to a decision; ``classifier`` says whether it is stochastic, stateful or an LLM's."""
+    """Maps an observation to a decision; ``classifier`` says whether it is stochastic, stateful or an LLM's.
+
+    A stochastic policy draws from its ``rng`` (a :class:`numpy.random.Generator`), which the model sets to its
+    agent's own random stream (:func:`~coordkit.policy_registry.fresh_policy`), so that one seed gives one run."""
 
     name: str = "policy"
     classifier: ClassVar[Classifier] = Classifier()
@@ -61,19 +65,30 @@ class FunctionPolicy(Policy):
     """A plain function ``observation → decision`` as a policy (:func:`policy_from`): the function says what to
     do, the classifier what kind of decider it is (it cannot tell by itself)."""
 
-    def __init__(self, function: Callable[[Any], Any], *, stochastic: bool = False, stateful: bool = False, name=None):
+    def __init__(self, function: Callable[..., Any], *, stochastic: bool = False, stateful: bool = False, name=None):
         if not callable(function):
             raise TypeError(f"policy_from takes a function observation → decision, not {function!r}")
         self.function = function
         self.name = name or getattr(function, "__name__", type(function).__name__)
         self._classifier = Classifier(stochastic=stochastic, stateful=stateful)
+        self.rng = None  # the agent's own stream, set by the model
+        self._draws = stochastic and _takes_two(function)
 
     @property
     def classifier(self) -> Classifier:
         return self._classifier
 
     def decide(self, observation: Any) -> Any:
-        return self.function(observation)
+        return self.function(observation, self.rng) if self._draws else self.function(observation)
+
+
+def _takes_two(function: Callable) -> bool:
+    """Whether ``function`` can be called with an observation and a random generator."""
+    try:
+        inspect.signature(function).bind(None, None)
+    except TypeError:
+        return False
+    return True
 
 
 def policy_from(
@@ -81,9 +96,11 @@ def policy_from(
 ) -> Policy:
     """A :class:`Policy` that decides with ``fn(observation)``, named ``name`` (the function's name when None).
 
-    Say ``stochastic=True`` if the function draws random numbers, ``stateful=True`` if it remembers earlier
-    observations (a stateful rule that must forget between runs is better written as a :class:`Policy` with a
-    ``reset``). A model handed a function wraps it so itself; :func:`coordkit.check_policy` checks the claims."""
+    Say ``stochastic=True`` if the function draws random numbers: it then takes a second argument, ``rng``, the
+    agent's own random stream (``def generous(seen, rng): ... rng.random() < 0.1``), so that a seed gives one run;
+    ``stateful=True`` if it remembers earlier observations (a stateful rule that must forget between runs is better
+    written as a :class:`Policy` with a ``reset``). A model handed a function wraps it so itself;
+    :func:`coordkit.check_policy` checks the claims."""
     return FunctionPolicy(fn, stochastic=stochastic, stateful=stateful, name=name)
 
 

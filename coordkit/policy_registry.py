@@ -8,9 +8,12 @@ subclass alone. Panels' dropdowns (:func:`coordkit.ui.controls`), sweeps and :fu
 """
 
 import copy
+import dataclasses
 import keyword
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from coordkit.policies import Policy, policy_from
 
@@ -60,17 +63,25 @@ def is_policy(value: Any) -> bool:
     return isinstance(value, Policy) or (isinstance(value, type) and issubclass(value, Policy)) or callable(value)
 
 
-def fresh_policy(value: Any, model: type | None = None) -> Policy:
+def fresh_policy(value: Any, model: type | None = None, rng: np.random.Generator | None = None) -> Policy:
     """A policy of its own for one agent of one run: a registered name's policy, a copy of a Policy (so that two
     agents or two runs never share what a stateful one remembers), a Policy class's instance, or a function
-    wrapped by :func:`~coordkit.policies.policy_from`."""
+    wrapped by :func:`~coordkit.policies.policy_from`. A stochastic one that keeps an ``rng`` draws from ``rng``,
+    the agent's own stream."""
     if isinstance(value, str):
         value = registered_policies(model)[value].policy
     if isinstance(value, Policy):
-        return copy.deepcopy(value)
-    if isinstance(value, type) and issubclass(value, Policy):
-        return value()
-    return policy_from(value)
+        policy = copy.deepcopy(value)
+    elif isinstance(value, type) and issubclass(value, Policy):
+        policy = value()
+    else:
+        policy = policy_from(value)
+    if rng is None or not policy.classifier.stochastic or not hasattr(policy, "rng"):
+        return policy
+    if dataclasses.is_dataclass(policy) and "rng" in {field.name for field in dataclasses.fields(policy)}:
+        return dataclasses.replace(policy, rng=rng)  # (a frozen one, as the paper's SimplifiedModel)
+    policy.rng = rng
+    return policy
 
 
 def policy_parameters(model: Any) -> list:

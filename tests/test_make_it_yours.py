@@ -3,6 +3,7 @@ plugs in with one keyword; a wrong decision is refused naming the policy, the va
 subclass inherits everything without repeating it and stays out of ``coordkit.models()``; ``check_policy`` reports
 a policy's claims; ``tournament`` plays a round robin through ``sweep``."""
 
+import numpy as np
 import pytest
 from pandas.testing import assert_frame_equal
 
@@ -19,7 +20,7 @@ from coordkit import (
     ui,
     views,
 )
-from coordkit.delay.policies import Decision, GrimTrigger
+from coordkit.delay.policies import Decision, GrimTrigger, SimplifiedModel
 from coordkit.parameters import ParameterError
 from coordkit.player import model_player
 from coordkit.policies import DecisionError
@@ -352,3 +353,41 @@ def test_the_families_players_take_a_rule_and_name_it_in_their_dropdown():
     assert fishery_player_panel(policy=cautious).settings["policy"] == "cautious"
     with pytest.raises(TypeError, match="no one policy parameter"):
         model_player(coordkit.models()["weather-demo"], ["protocol"], policy=mirror)
+
+
+# --- a rule that draws at random draws from its agent's own stream: one seed, one run ------------------------------
+
+
+def generous(seen, rng) -> str:
+    """Tit-for-tat that forgives a defection it sees three times in ten."""
+    return "D" if seen.opponent_effective == "D" and rng.random() >= 0.3 else "C"
+
+
+def test_a_stochastic_function_takes_its_agents_stream_and_a_seed_gives_one_run():
+    rule = policy_from(generous, stochastic=True)
+    played = [DelayedDilemma(policy_a=rule, policy_b="always_defect", rng=seed).run().frame() for seed in (5, 5, 6)]
+    assert_frame_equal(played[0], played[1])
+    assert not played[0].equals(played[2]), "another seed, other draws"
+
+
+def test_a_students_copy_of_the_papers_random_rule_replays_it_draw_for_draw():
+    copied = SimplifiedModel(0.9, 0.1, np.random.default_rng(12345))  # its own generator is replaced by the player's
+    mine = DelayedDilemma(policy_a=copied, policy_b=copied, delay_a=10.0, rng=4).run().frame()
+    assert_frame_equal(mine, DelayedDilemma(policy_a="simplified", delay_a=10.0, rng=4).run().frame())
+
+
+@pytest.mark.parametrize("model", [BeerGame, Fishbanks], ids=lambda model: model.__name__)
+def test_in_a_population_each_agents_random_rule_draws_from_its_own_stream(model):
+    seen = []
+
+    def dice(view, rng) -> int:
+        seen.append(float(rng.random()))
+        return 2
+
+    model(policy=policy_from(dice, stochastic=True), rng=0).run()
+    agents = 4 if model is BeerGame else 12
+    first_draws = seen[:agents]
+    assert len(set(first_draws)) == agents, "no two agents share a stream"
+    again = []
+    model(policy=policy_from(lambda view, rng: again.append(float(rng.random())) or 2, stochastic=True), rng=0).run()
+    assert again == seen

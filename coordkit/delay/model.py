@@ -219,7 +219,7 @@ class DelayedDilemma(Model):
         """A player's policy: a rule of the paper's or the kit's by name (``rng`` is the player's own stream), or a
         student's (a registered name, a Policy or a function: :func:`~coordkit.policy_registry.fresh_policy`)."""
         if not (isinstance(kind, str) and kind in POLICIES):
-            return fresh_policy(kind, type(self))
+            return fresh_policy(kind, type(self), rng)
         rules = {
             "simplified": lambda: SimplifiedModel(self.p, self.alpha, rng),
             "tit_for_tat": TitForTat,

@@ -233,7 +233,8 @@ class BeerGame(Model):
         lower_is_better=True,
     )
 
-    random_streams = {"player": (), "demand": ()}
+    # a stochastic student's rule draws from its stage's "policy" stream
+    random_streams = {"player": (), "demand": (), "policy": ()}
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
@@ -306,7 +307,7 @@ class BeerGame(Model):
                 desired_stock=self.desired_stock,
             )
             rule = sterman_player(self.streams("player", stage.position), self.player_spread, mean)
-        student = None if student is None else fresh_policy(student, type(self))
+        student = None if student is None else fresh_policy(student, type(self), self.streams("policy", stage.position))
         if self.protocol in ("a2a", "base_stock"):
             llm_player = self.llm is not None and self.protocol == "a2a"  # base-stock is the rational reference
             policy = a2a_policy(self.llm, rule, self.rules) if llm_player else None

@@ -225,7 +225,8 @@ class Fishbanks(Model):
         measure="a company's profit over the seasons ($)",
     )
 
-    random_streams = {"company": (), "noise": ()}
+    # a stochastic student's rule draws from its company's "policy" stream
+    random_streams = {"company": (), "noise": (), "policy": ()}
 
     def __init__(self, *, rng=None, **params):
         super().__init__(rng=rng, **params)
@@ -282,7 +283,11 @@ class Fishbanks(Model):
         """The company's protocol client: same transport, topology and consensus for every protocol (Table 2);
         the company deploys with ``student`` (its ``policy``) if given."""
         rule = CompetitiveFleet()
-        student = None if student is None else fresh_policy(student, type(self))
+        student = (
+            None
+            if student is None
+            else fresh_policy(student, type(self), self.streams("policy", self.industry.index(company)))
+        )
         if self.protocol == "a2a":
             policy = a2a_policy(self.llm, rule) if self.llm is not None else None
             agent = A2ACompany(company, rule, StudentFleet(student, rule) if student is not None else policy)

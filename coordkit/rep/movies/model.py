@@ -258,6 +258,7 @@ class MovieScheduling(Model):
         "organiser": ("population",),
         "opening": (),
         "attended": ("population", "network", "sparsity", "degree", "rewiring"),
+        "policy": (),  # a stochastic student's rule's own draws, one stream per agent
     }
 
     def __init__(self, *, rng=None, **params):
@@ -314,7 +315,7 @@ class MovieScheduling(Model):
     def _client(self, goer: Moviegoer, opening: dict, student: Any):
         """The agent's protocol client: the same transport, network and consensus for every protocol (§4); the
         agent decides whether to join with ``student`` (its ``policy``) if given."""
-        student = None if student is None else fresh_policy(student, type(self))
+        student = None if student is None else fresh_policy(student, type(self), self.streams("policy", goer.node))
         if self.protocol == "a2a":
             rule = Satisficer()
             policy = rule if self.llm is None else a2a_policy(self.llm, rule, self.night)
