@@ -127,7 +127,7 @@ class SimplifiedModel(Policy):
 
     p: float
     alpha: float
-    rng: np.random.Generator = field(repr=False, compare=False)
+    rng: np.random.Generator | None = field(default=None, repr=False, compare=False)  # None: the player's, in a model
 
     name = "simplified"
     classifier = Classifier(stochastic=True)
