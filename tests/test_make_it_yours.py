@@ -25,6 +25,8 @@ from coordkit.parameters import ParameterError
 from coordkit.player import model_player
 from coordkit.policies import DecisionError
 from coordkit.policy_registry import _REGISTERED
+from coordkit.pressure.model import PressureField
+from coordkit.pressure.policies import target_cells
 from coordkit.rep.beer_game.policies import Order, whole_cases
 from coordkit.rep.fishbanks.policies import Deployment
 
@@ -391,3 +393,31 @@ def test_in_a_population_each_agents_random_rule_draws_from_its_own_stream(model
     again = []
     model(policy=policy_from(lambda view, rng: again.append(float(rng.random())) or 2, stochastic=True), rng=0).run()
     assert again == seen
+
+
+# --- pressure fields: a rule proposes the actors' patches; the strategy still picks the rows -------------------------
+
+
+def first_available(assignment):
+    """The first value the first target cell still lacks."""
+    view = assignment.view
+    for column in target_cells(view):
+        if view.available[column]:
+            return column, view.available[column][0]
+    return None
+
+
+def test_a_pressure_field_rule_proposes_every_patch_and_the_strategy_still_picks_the_rows():
+    informed = PressureField(policy=first_available, strategy="hierarchical", rng=2).run()
+    patches = informed.frame()
+    assert informed.summary()["solved"], "a rule that always proposes an available value solves the easy default"
+    never = PressureField(policy=lambda assignment: None, rng=2, max_ticks=20).run().summary()
+    assert not never["solved"] and never["ticks"] == 20, "no proposals, no progress"
+    assert patches.equals(PressureField(policy=first_available, strategy="hierarchical", rng=2).run().frame())
+
+
+def test_a_pressure_field_refuses_a_patch_outside_the_row_and_a_policy_for_the_conversation():
+    with pytest.raises(DecisionError, match=r"returned \(0, 99\): an actor of row \d proposes Patch\(row=\d"):
+        PressureField(policy=lambda assignment: (0, 99), rng=0).run()
+    with pytest.raises(ParameterError, match="the conversation baseline has no actors"):
+        PressureField(policy=first_available, strategy="conversation")

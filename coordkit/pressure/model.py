@@ -37,8 +37,9 @@ import pandas as pd
 
 from coordkit.llm import LLMClient
 from coordkit.model import Model
-from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, Real
+from coordkit.parameters import Choice, Flag, Instance, Integer, ParameterError, Parameters, PolicyChoice, Real
 from coordkit.policies import Policy, decision_round
+from coordkit.policy_registry import fresh_policy
 from coordkit.pressure.agents import Actor
 from coordkit.pressure.llm_policies import actor_policy, coordinator_policy, proposer_policy, validator_policy
 from coordkit.pressure.policies import (
@@ -50,6 +51,7 @@ from coordkit.pressure.policies import (
     RuleCoordinator,
     RuleProposer,
     RuleValidator,
+    StudentActor,
     escalation_skills,
     target_cells,
 )
@@ -61,6 +63,14 @@ MODES = ("paper", "published")
 EXAMPLE_EVAPORATION = 0.95
 EXAMPLE_FLOOR = 0.1
 PUBLISHED_PROPOSALS = 8  # the published code asks min(8, 2·#empty) proposals a tick
+
+
+def _actors_to_play_a_policy(p: dict) -> None:
+    if p["policy"] is not None and p["strategy"] == "conversation":
+        raise ParameterError(
+            "policy: the conversation baseline has no actors for a policy to play (its Proposer and Validator are "
+            "its own); choose a row strategy (pressure_field, hierarchical, sequential, random) or policy=None"
+        )
 
 
 def _holes_fit_the_grid(p: dict) -> None:
@@ -229,6 +239,15 @@ class PressureField(Model):
             unit="turns",
             slider=(1, 10),
         ),
+        PolicyChoice(
+            "policy",
+            None,
+            (),
+            optional="the skill-based rule actors (RuleActor), or the LLM's",
+            doc="how every actor proposes a patch for the row it is given: a function of an Assignment (the row's "
+            "RowView and the tier's skill) that returns Patch(row, column, value), a (column, value) pair or None, "
+            "a Policy, or a name given to coordkit.register_policy; the strategy still picks the rows",
+        ),
         Instance(
             "llm",
             None,
@@ -236,7 +255,7 @@ class PressureField(Model):
             optional="rule-based actors and roles, no calls",
             doc="the LLM client the actors (and the conversation's roles) ask",
         ),
-        relations=(_holes_fit_the_grid,),
+        relations=(_holes_fit_the_grid, _actors_to_play_a_policy),
     )
 
     random_streams = {
@@ -287,8 +306,11 @@ class PressureField(Model):
         return make_puzzle(self.n, self.empty, self.streams("puzzle"))
 
     def _actor_policy(self, k: int) -> Policy:
-        """Actor ``k``'s policy, drawing from its own streams."""
+        """Actor ``k``'s policy, drawing from its own streams: a student's (``policy``), the rule actor's, or the
+        LLM's falling back to the rule."""
         rule = RuleActor(self.streams("actor", k), failure=self.failure)
+        if self.policy is not None:
+            return StudentActor(fresh_policy(self.policy, type(self), self.streams("actor", k)), rule)
         return rule if self.llm is None else actor_policy(self.llm, rule, self.streams("temperature", k))
 
     def _conversation_roles(self) -> Roles:

@@ -16,11 +16,12 @@ highest pressure, the :class:`RuleProposer` is a skill-based actor that avoids p
 :class:`RuleValidator` checks the row and the column but errs with probability ``error``.
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from coordkit.policies import Classifier, Policy
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
 from coordkit.pressure.puzzles import EMPTY
 
 MODEL_CHAIN = ("0.5B", "1.5B", "3B", "7B", "14B")
@@ -66,6 +67,38 @@ class Assignment:
 
     view: RowView
     skill: float
+
+
+def patch_of(decision: object, policy: object, assignment: Assignment) -> Patch | None:
+    """``decision`` as a patch of the assigned row: a :class:`Patch`, a (column, value) pair, or None (no proposal);
+    a :class:`~coordkit.policies.DecisionError` that names ``policy``, the value it returned and what an actor
+    proposes, for anything else."""
+    if decision is None:
+        return None
+    view = assignment.view
+    if isinstance(decision, Patch):
+        row, column, value = decision.row, decision.column, decision.value
+    elif isinstance(decision, tuple) and len(decision) == 2:
+        row, (column, value) = view.row, decision
+    else:
+        row = column = value = None
+    whole = [isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (row, column, value)]
+    if all(whole) and row == view.row and 0 <= column < view.n and 1 <= value <= view.n:
+        return Patch(int(row), int(column), int(value))
+    raise DecisionError(
+        f"policy {policy_name(policy)!r} returned {decision!r}: an actor of row {view.row} proposes "
+        f"Patch(row={view.row}, column, value) or a (column, value) pair, with column 0 to {view.n - 1} and value "
+        f"1 to {view.n}, or None for no proposal"
+    )
+
+
+class StudentActor(StudentRule):
+    """A student's rule as an actor (issue 45): it makes the whole proposal from the :class:`Assignment` (the row's
+    view and the tier's skill); the strategy still decides which rows get attention, and the model which patches it
+    accepts. ``rule`` is the actor's own rule, which a pressure field sends nothing for."""
+
+    def decide(self, assignment: Assignment) -> Patch | None:
+        return patch_of(self.student.decide(assignment), self.student, assignment)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-"""The pressure-field policies: the rule actor, the conversation's rule Coordinator, Proposer and Validator, and
-the LLM actor and roles (answered by the stand-in)."""
+"""The pressure-field policies: the rule actor, a student's rule as an actor, the conversation's rule Coordinator,
+Proposer and Validator, and the LLM actor and roles (answered by the stand-in)."""
 
 import numpy as np
 
+from coordkit.policies import policy_from
 from coordkit.pressure import stand_in
 from coordkit.pressure.llm_policies import actor_policy, coordinator_policy, proposer_policy, validator_policy
 from coordkit.pressure.model import PressureField
@@ -16,6 +17,7 @@ from coordkit.pressure.policies import (
     RuleCoordinator,
     RuleProposer,
     RuleValidator,
+    StudentActor,
     Turn,
     target_cells,
 )
@@ -86,8 +88,20 @@ def checks() -> list[Check]:
     ]
 
 
+def first_available(assignment):
+    """A student's rule: the first value the first target cell still lacks (no proposal if there is none)."""
+    view = assignment.view
+    for column in target_cells(view):
+        if view.available[column]:
+            return column, view.available[column][0]
+    return None
+
+
 EXAMPLES = [
     PolicyExample("rule_actor", lambda rng, client: RuleActor(rng), assignments),
+    PolicyExample(  # a student's rule as an actor: the whole proposal is its
+        "student_actor", lambda rng, client: StudentActor(policy_from(first_available), RuleActor(rng)), assignments
+    ),
     PolicyExample("rule_coordinator", lambda rng, client: RuleCoordinator(), boards),
     PolicyExample("rule_proposer", lambda rng, client: RuleProposer(rng), turns),
     PolicyExample("rule_validator", lambda rng, client: RuleValidator(rng, 0.2), checks),
