@@ -41,7 +41,7 @@ class ParameterEntry:
     """A declared parameter (:class:`coordkit.parameters.Param`) in words."""
 
     name: str
-    kind: str  # integer, real, flag, choice or object
+    kind: str  # integer, real, flag, choice, policy or object
     allowed: str  # "an integer from 2 to 8"
     default: str  # as Python writes it: "'rep_textual'", "4", "None"
     unit: str

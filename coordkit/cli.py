@@ -14,8 +14,10 @@ check the papers' claims against the kit, and run one model with the parameters 
 import argparse
 import os
 import re
+import runpy
 import shlex
 import sys
+from pathlib import Path
 
 from coordkit import catalogue, engines, figures
 from coordkit.outputs import atomic, writable_file, writable_folder
@@ -102,7 +104,9 @@ def run_model(name: str, argv: list[str]) -> int:
     model = known[name].load()
     given = {name: text for name, text in vars(args).items() if name in model.parameters and text is not None}
     try:
-        values = {n: _parsed(model.parameters[n], text) for n, text in given.items()}
+        if getattr(args, "policies", None):
+            _register_from(args.policies)
+        values = {n: _parsed(model.parameters[n], text, model) for n, text in given.items()}
         out = writable_folder(args.out)
         played = model(**values, rng=args.seed).run()
     except ValueError as error:  # a ParameterError, or a destination that cannot be written
@@ -116,12 +120,20 @@ def run_model(name: str, argv: list[str]) -> int:
     return 0
 
 
-def _parsed(param, text: str):
+def _register_from(path: str) -> None:
+    """Run the student's file ``path``, whose ``register_policy`` calls add policy names (a ValueError if absent)."""
+    if not Path(path).is_file():
+        raise ValueError(f"--policies {path}: no such file; give the Python file that calls coordkit.register_policy")
+    runpy.run_path(path, run_name="coordkit_policies")
+
+
+def _parsed(param, text: str, model: type | None = None):
     """The parameter's value from its option's text, or a ValueError that names the option as it was typed."""
     try:
-        return param.parse(text)
+        return param.parse(text, model)
     except ValueError as error:  # a ParameterError: "holding_cost=-inf is not a finite number: ..."
-        raise ValueError(f"argument {_option(param.name)}: {error}") from None
+        names = "; --policies FILE adds the names a file registers" if param.type_name() == "policy" else ""
+        raise ValueError(f"argument {_option(param.name)}: {error}{names}") from None
 
 
 def _option(name: str) -> str:
@@ -144,6 +156,13 @@ def _model_parser(model: catalogue.ModelEntry) -> argparse.ArgumentParser:
         )
     parser.add_argument("--seed", type=_seed, default=0, help="the model's seed, a whole number from 0 (default: 0)")
     parser.add_argument("--out", default="out", help="folder for the frame's CSV (default: out/)")
+    if any(param.kind == "policy" for param in model.parameters):
+        parser.add_argument(
+            "--policies",
+            metavar="FILE",
+            help="a Python file of your own whose coordkit.register_policy calls add names the policy options take "
+            "(it runs in this process)",
+        )
     return parser
 
 

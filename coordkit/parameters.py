@@ -64,11 +64,12 @@ class Param(ABC):
         none = f", or None ({self.optional})" if self.optional else ""
         return ParameterError(f"{self.name}={value!r}{problem}: {self.name} takes {self.allowed()}{none}")
 
-    def parse(self, text: str) -> Any:
-        """A value given as text (on the command line); "none" is None where None is allowed."""
+    def parse(self, text: str, model: type | None = None) -> Any:
+        """A value given as text (on the command line); "none" is None where None is allowed. ``model`` as for
+        :meth:`check` (a policy's name registered for it)."""
         if self.optional and text.strip().lower() == "none":
             return None
-        return self.check(self._parse(text))
+        return self.check(self._parse(text), model)
 
     def _parse(self, text: str) -> Any:
         return text

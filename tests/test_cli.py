@@ -35,6 +35,25 @@ def test_run_plays_a_model_with_parameters_from_the_command_line(tmp_path, capsy
     assert f"total_cost               {expected.summary()['total_cost']}" in capsys.readouterr().out
 
 
+def test_run_takes_a_students_policy_by_the_name_its_own_file_registers(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("coordkit.policy_registry._REGISTERED", {})  # the file's names end with the test
+    rules = tmp_path / "rules.py"
+    rules.write_text(
+        "from coordkit import BeerGame, register_policy\n\n\n"
+        "@register_policy(BeerGame, 'steady_four')\n"
+        "def steady_four(view):\n"
+        "    return 4\n"
+    )
+    out = str(tmp_path / "out")
+    assert main(["run", "beer-game", "--policy", "steady_four", "--out", out]) == 2
+    assert "--policies FILE adds the names a file registers" in capsys.readouterr().err
+    assert main(["run", "beer-game", "--policy", "steady_four", "--policies", str(rules), "--out", out]) == 0
+    frame = pd.read_csv(tmp_path / "out" / "beer-game.csv", keep_default_na=False)
+    assert (frame.query("round > 0")["order"] == 4).all()
+    assert main(["run", "beer-game", "--policies", str(tmp_path / "none.py"), "--out", out]) == 2
+    assert "--policies" in (said := capsys.readouterr().err) and "no such file" in said
+
+
 def test_run_help_lists_every_declared_parameter(capsys):
     try:
         main(["run", "beer-game", "--help"])
