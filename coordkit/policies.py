@@ -16,11 +16,15 @@ round's LLM calls concurrently.
 """
 
 import inspect
+import math
+import numbers
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import numpy as np
 
 from coordkit.llm import aio
 from coordkit.llm.base import LLMClient, LLMReply, LLMRequest, StopRun, scrub
@@ -119,6 +123,25 @@ class StudentRule(Policy):
 
     def reset(self) -> None:
         self.student.reset()
+
+
+def whole_number(value: object) -> int | None:
+    """``value`` as an int if it is a whole number (an int, or a float such as 4.0), else None (booleans too)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return int(value) if math.isfinite(value) and float(value).is_integer() else None
+
+
+def decision_pair(decision: object, kind: type) -> object:
+    """A decision as ``kind``: itself, ``kind(*pair)`` for a (value, message) pair as the built-in rules return,
+    else ``kind(decision)``."""
+    if isinstance(decision, kind):
+        return decision
+    if isinstance(decision, tuple) and len(decision) == 2:
+        return kind(*decision)
+    return kind(decision)
 
 
 class DecisionError(TypeError):

@@ -13,7 +13,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from coordkit.policies import Policy, policy_name
+import numpy as np
+
+from coordkit.policies import Policy, policy_from, policy_name
 from coordkit.policy_registry import fresh_policy
 
 SEEDS = (0, 1)
@@ -69,9 +71,8 @@ def check_policy(policy: Any, model: type, **params: Any) -> PolicyReport:
         return PolicyReport(name, model.__name__, tuple(checks))
     decisions = sum(len(run) for run in played)
     against = ", ".join(opponent or "the agents' own rule" for opponent in contest.sparring)
-    checks.append(
-        Check("decides", True, f"{decisions} decisions the model can act on, in {len(played)} runs against {against}")
-    )
+    where = f"against {against}" if seats == 2 else f"as one agent of {seats}, the others playing {against}"
+    checks.append(Check("decides", True, f"{decisions} decisions the model can act on, in {len(played)} runs {where}"))
     kind = prototype.classifier
     if kind.stochastic:  # its decisions may rightly differ: nothing more to replay
         return PolicyReport(name, model.__name__, tuple(checks))
@@ -91,14 +92,15 @@ def _instance(policy: Any, model: type, contest, params: dict) -> Policy:
 def _play(prototype: Policy, model: type, contest, params: dict, opponent, seed: int, seats: int) -> list[tuple]:
     """One run of a fresh copy of ``prototype`` in the first seat, ``opponent`` in the others: its (observation,
     decision) pairs."""
-    policy, seen = copy.deepcopy(prototype), []
+    policy, seen = fresh_policy(prototype, model, np.random.default_rng(seed)), []  # a copy; its own draws
 
     def recorded(observation):
         decision = policy.decide(observation)
         seen.append((observation, decision))
         return decision
 
-    model(**params, **contest.fielding([recorded, *[opponent] * (seats - 1)]), rng=seed).run()
+    named = policy_from(recorded, stateful=True, name=prototype.name)  # errors name the policy, not this wrapper
+    model(**params, **contest.fielding([named, *[opponent] * (seats - 1)]), rng=seed).run()
     return seen
 
 

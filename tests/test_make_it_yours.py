@@ -326,7 +326,9 @@ def test_a_fishbanks_tournament_seats_the_two_rules_alternately_in_a_mixed_indus
 
 def test_check_policy_plays_a_population_rule_in_one_seat_among_the_agents_own_rules():
     report = check_policy(order_up_to, BeerGame)
-    assert report.passed and "against the agents' own rule" in str(report)
+    assert report.passed and "as one agent of 4, the others playing the agents' own rule" in str(report)
+    named = check_policy(lambda view: True, BeerGame)
+    assert "policy '<lambda>' returned True" in named.checks[0].detail, "the error names the rule, not a wrapper"
     wrong = check_policy(lambda view: -1, Fishbanks)
     assert not wrong.passed and "returned -1" in wrong.checks[0].detail
 
@@ -421,3 +423,17 @@ def test_a_pressure_field_refuses_a_patch_outside_the_row_and_a_policy_for_the_c
         PressureField(policy=lambda assignment: (0, 99), rng=0).run()
     with pytest.raises(ParameterError, match="the conversation baseline has no actors"):
         PressureField(policy=first_available, strategy="conversation")
+
+
+def test_a_whole_float_or_a_built_in_rules_pair_is_a_decision_a_fraction_is_not():
+    assert_frame_equal(
+        BeerGame(policy=lambda view: view.incoming_order, rng=0).run().frame(),
+        BeerGame(policy=lambda view: round(view.incoming_order), rng=0).run().frame(),
+    )
+    from coordkit.rep.beer_game.policies import BaseStock
+
+    assert check_policy(BaseStock(), BeerGame).passed, "a built-in rule's (cases, reasoning) is an order too"
+    with pytest.raises(DecisionError, match=r"returned 4.5: .* a \(cases, message\) pair .*; round it: 5"):
+        BeerGame(policy=lambda view: 4.5, rng=0).run()
+    with pytest.raises(DecisionError, match=r"returned 2.5: a company deploys"):
+        Fishbanks(policy=lambda view: 2.5, rng=0).run()

@@ -19,7 +19,15 @@ import numbers
 import re
 from dataclasses import dataclass, replace
 
-from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
+from coordkit.policies import (
+    Classifier,
+    DecisionError,
+    Policy,
+    StudentRule,
+    decision_pair,
+    policy_name,
+    whole_number,
+)
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 TARGET = "target_inventory"
@@ -28,7 +36,22 @@ ADJUSTMENT = "order_adjustment"
 
 @dataclass(frozen=True)
 class StageView:
-    """What one stage knows when it orders: its own books, its demand, and its neighbours' last messages."""
+    """What one stage knows when it orders: its own books, its demand, and its neighbours' last messages.
+
+    - ``stage``: "retailer", "wholesaler", "distributor" or "factory" ("stage 4", ... in a longer chain);
+      ``round``: the round being played, from 1;
+    - ``incoming_order``: the cases ordered from it this round (customer demand for the retailer);
+      ``demand_history``: the incoming orders of the rounds before, oldest first (the last few);
+      ``expected_demand``: its smoothed demand forecast L̂ before this round's update;
+    - ``inventory``, ``backlog``: cases in stock, and cases owed downstream; ``net_stock`` = inventory − backlog;
+    - ``supply_line``: cases it ordered that have not arrived yet; ``lead_time``: rounds from placing an order to
+      receiving it, without shortages;
+    - ``neighbour_notes``: its neighbours' last messages as text ("wholesaler ordered 8: ..."); ``neighbour_orders``:
+      their last orders alone, (name, cases);
+    - ``supplier``, ``customer``: whom it orders from and ships to.
+
+    Quantities are cases, as floats (4.0): an order may be returned as a float if it is whole.
+    """
 
     stage: str
     round: int
@@ -61,7 +84,8 @@ class REPSituation:
 @dataclass(frozen=True)
 class Order:
     """A stage's decision in a round: ``cases`` to order (a whole number, at least 0) and, optionally, the
-    ``message`` an A2A player sends with it (its reasoning). A policy may return the plain number instead."""
+    ``message`` an A2A player sends with it (its reasoning). A policy may return the plain number instead (4, or
+    4.0), or a (cases, message) pair."""
 
     cases: int
     message: str = ""
@@ -70,16 +94,15 @@ class Order:
 def order_of(decision: object, policy: object) -> Order:
     """``decision`` as an :class:`Order`; a :class:`~coordkit.policies.DecisionError` that names ``policy``, the
     value it returned and what a stage orders, for anything else."""
-    order = decision if isinstance(decision, Order) else Order(decision)
-    cases = order.cases
-    if isinstance(cases, numbers.Integral) and not isinstance(cases, bool) and cases >= 0:
-        if isinstance(order.message, str):
-            return Order(int(cases), order.message)
-    whole = isinstance(cases, numbers.Real) and not isinstance(cases, bool) and math.isfinite(cases) and cases >= 0
-    hint = f"; round it: {whole_cases(cases)}" if whole else ""
+    order = decision_pair(decision, Order)
+    cases, whole = order.cases, whole_number(order.cases)
+    if whole is not None and whole >= 0 and isinstance(order.message, str):
+        return Order(whole, order.message)
+    real = isinstance(cases, numbers.Real) and not isinstance(cases, bool) and math.isfinite(cases) and cases >= 0
+    hint = f"; round it: {whole_cases(cases)}" if real and whole is None else ""
     raise DecisionError(
         f"policy {policy_name(policy)!r} returned {decision!r}: a stage orders a whole number of cases, at least 0, "
-        f"as an int or as Order(cases, message=''){hint}"
+        f"as an int, a (cases, message) pair or Order(cases, message=''){hint}"
     )
 
 

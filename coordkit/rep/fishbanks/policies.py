@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from statistics import pvariance
 
-from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, decision_pair, policy_name, whole_number
 from coordkit.rep.fishbanks.ecology import PEAK_DENSITY, Fishery
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
@@ -37,7 +37,22 @@ THETA_NAMES = (QUOTA, HEALTH, CONFIDENCE, STRESS)  # REP Appendix A.2
 class FleetView:
     """What one company knows when it deploys: its books, its estimate of the stock, and its neighbours' last
     decisions (with their reasoning or sensitivity text). Before the first season, "last season" is the survey
-    every company starts from: the catch per boat at the initial stock, and the profit it would bring."""
+    every company starts from: the catch per boat at the initial stock, and the profit it would bring.
+
+    - ``company``, ``profile``: its name and character; ``season``: the season being decided, from 1, of
+      ``seasons``; ``companies``: how many fish the sea; ``max_boats``: the most it may send out;
+    - ``risk_tolerance`` r and ``sustainability`` v, each in [0, 1]: from cautious to aggressive, from profit first
+      to the stock first;
+    - ``boats``: its fleet last season; ``catch_per_boat``, ``profit_per_boat``: what a boat landed and earned then
+      ($); ``expected_catch_per_boat()``: what a boat would land at its reading of the stock;
+    - ``density_estimate``: its reading of the stock over the sea's capacity (1: a full sea);
+    - ``industry_catch``: the whole industry's catch last season (None before the first);
+    - ``neighbour_boats``: its neighbours' fleets last season, (name, boats); ``neighbour_total``,
+      ``neighbour_mean``, ``neighbour_variance`` sum them up; ``neighbour_notes``: their messages as text;
+    - ``fishery``: the sea's rules (prices, costs, regrowth).
+
+    A decision is whole boats from 1 to ``max_boats`` (5 or 5.0, or a Deployment).
+    """
 
     company: str
     profile: str
@@ -99,7 +114,7 @@ class REPSituation:
 class Deployment:
     """A company's decision for a season: ``boats`` to send out (a whole number from 1 to the model's
     ``max_boats``) and, optionally, the ``message`` an A2A company sends with it. A policy may return the plain
-    number instead."""
+    number instead (3, or 3.0), or a (boats, message) pair."""
 
     boats: int
     message: str = ""
@@ -108,16 +123,15 @@ class Deployment:
 def deployment_of(decision: object, policy: object, max_boats: int) -> Deployment:
     """``decision`` as a :class:`Deployment`; a :class:`~coordkit.policies.DecisionError` that names ``policy``,
     the value it returned and what a company deploys, for anything else."""
-    deployment = decision if isinstance(decision, Deployment) else Deployment(decision)
-    boats = deployment.boats
-    if isinstance(boats, numbers.Integral) and not isinstance(boats, bool) and 1 <= boats <= max_boats:
-        if isinstance(deployment.message, str):
-            return Deployment(int(boats), deployment.message)
+    deployment = decision_pair(decision, Deployment)
+    boats, whole = deployment.boats, whole_number(deployment.boats)
+    if whole is not None and 1 <= whole <= max_boats and isinstance(deployment.message, str):
+        return Deployment(whole, deployment.message)
     real = isinstance(boats, numbers.Real) and not isinstance(boats, bool) and math.isfinite(boats)
-    hint = f"; round it: {whole_boats(boats, max_boats)}" if real and 1 <= boats <= max_boats else ""
+    hint = f"; round it: {whole_boats(boats, max_boats)}" if real and whole is None and 1 <= boats <= max_boats else ""
     raise DecisionError(
         f"policy {policy_name(policy)!r} returned {decision!r}: a company deploys a whole number of boats from 1 to "
-        f"{max_boats}, as an int or as Deployment(boats, message=''){hint}"
+        f"{max_boats}, as an int, a (boats, message) pair or Deployment(boats, message=''){hint}"
     )
 
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
+from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, decision_pair, policy_name
 from coordkit.rep.movies import preferences
 from coordkit.rep.movies.preferences import Taste
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
@@ -72,7 +72,8 @@ class Situation:
 @dataclass(frozen=True)
 class Attendance:
     """An agent's stage-1 decision: whether it ``joins`` the movie night at its proposal and, optionally, the
-    ``message`` an A2A agent sends with it. A policy may return the plain ``True`` or ``False`` instead."""
+    ``message`` an A2A agent sends with it. A policy may return the plain ``True`` or ``False`` instead, or a
+    (joins, message) pair."""
 
     joins: bool
     message: str = ""
@@ -81,12 +82,12 @@ class Attendance:
 def attendance_of(decision: object, policy: object) -> Attendance:
     """``decision`` as an :class:`Attendance`; a :class:`~coordkit.policies.DecisionError` that names ``policy``,
     the value it returned and what a moviegoer decides, for anything else."""
-    attendance = decision if isinstance(decision, Attendance) else Attendance(decision)
+    attendance = decision_pair(decision, Attendance)
     if isinstance(attendance.joins, bool | np.bool_) and isinstance(attendance.message, str):
         return Attendance(bool(attendance.joins), attendance.message)
     raise DecisionError(
         f"policy {policy_name(policy)!r} returned {decision!r}: a moviegoer decides whether to join, True or False, "
-        "as a bool or as Attendance(joins, message='')"
+        "as a bool, a (joins, message) pair or Attendance(joins, message='')"
     )
 
 
