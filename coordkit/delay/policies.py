@@ -31,7 +31,10 @@ class Observation:
     - ``own_effective``, ``opponent_effective``: the actions in effect on the server, "C", "D" or "?" (none yet);
     - ``own_payoff``, ``opponent_payoff``: the payoffs so far;
     - ``own_last_choice``: the player's own latest choice, which may not have reached the server yet;
-    - ``history``: the changes of the effective actions (:class:`Change`) within the memory horizon, oldest first.
+    - ``history``: the changes of the effective actions (:class:`Change`) within the memory horizon, oldest first
+      (the model's ``memory_s``, 15 s by default: an action in effect for longer has no change left in it).
+
+    A tick is the model's ``tick_s`` (1 s by default).
     """
 
     tick: int
