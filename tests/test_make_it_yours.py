@@ -437,3 +437,15 @@ def test_a_whole_float_or_a_built_in_rules_pair_is_a_decision_a_fraction_is_not(
         BeerGame(policy=lambda view: 4.5, rng=0).run()
     with pytest.raises(DecisionError, match=r"returned 2.5: a company deploys"):
         Fishbanks(policy=lambda view: 2.5, rng=0).run()
+
+
+def test_a_students_subclass_plays_in_its_familys_player_with_the_same_controls():
+    from coordkit.delay.panels import player_panel as delay_player
+
+    class ClassDilemma(DelayedDilemma):
+        """A student's variant, with nothing repeated."""
+
+    player = delay_player(policy=mirror, model=ClassDilemma)
+    assert player.settings == delay_player(policy=mirror).settings
+    assert isinstance(player.run_to_end(), ClassDilemma)
+    assert_frame_equal(player.model.frame(), delay_player(policy=mirror).run_to_end().frame())

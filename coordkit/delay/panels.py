@@ -15,14 +15,17 @@ PLAYED = ["delay_a", "delay_b", "policy_a", "policy_b", "p", "alpha", "duration_
 RULES = [policy for policy in POLICIES if policy != "llm"]  # the players that need no LLM client
 
 
-def player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
+def player_panel(
+    start: dict | None = None, policy: Any = None, model: type[DelayedDilemma] = DelayedDilemma
+) -> ModelPlayer:
     """Notebook 04, §2 "Watch one run": one trial played second by second in its state view
     (:func:`charts.trial_now`: both players' choices, what of them the other sees, the outcome, and each change of
     action on its way), with both delays, both players (any rule) and the trial length on controls. The controls
-    start at the model's declared defaults, or at ``start``; ``policy`` (a student's rule) starts player A at it."""
+    start at the model's declared defaults, or at ``start``; ``policy`` (a student's rule) starts player A at it.
+    ``model`` may be a subclass of DelayedDilemma (a student's): it plays in the same player."""
     players = {"policy_a": {"options": RULES, "label": "player A"}, "policy_b": {"options": RULES, "label": "player B"}}
     seed = {"active_when": draws_at_random}
-    return model_player(DelayedDilemma, PLAYED, start=start, policy=policy, **overrides(PLAYED), **players, seed=seed)
+    return model_player(model, PLAYED, start=start, policy=policy, **overrides(PLAYED), **players, seed=seed)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:

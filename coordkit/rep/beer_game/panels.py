@@ -22,11 +22,12 @@ EXPLORED = [
 ]
 
 
-def player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
+def player_panel(start: dict | None = None, policy: Any = None, model: type[BeerGame] = BeerGame) -> ModelPlayer:
     """One game played round by round (Play, Step, Reset), drawn as the chain stands after each round
     (:func:`~coordkit.rep.beer_game.charts.chain`), with the explore panel's controls. They start at the declared
-    defaults, or at ``start``; with ``policy`` (a student's rule), the stages' policy too, started at it."""
-    return model_player(BeerGame, EXPLORED, start=start, policy=policy, **_control_options())
+    defaults, or at ``start``; with ``policy`` (a student's rule), the stages' policy too, started at it.
+    ``model`` may be a subclass of BeerGame (a student's): it plays in the same player."""
+    return model_player(model, EXPLORED, start=start, policy=policy, **_control_options())
 
 
 def explore_panel() -> ExperimentPanel:

@@ -26,13 +26,16 @@ CONTROLS = {  # the explore panel's and the player's
 }
 
 
-def movies_player_panel(start: dict | None = None, policy: Any = None) -> ModelPlayer:
+def movies_player_panel(
+    start: dict | None = None, policy: Any = None, model: type[MovieScheduling] = MovieScheduling
+) -> ModelPlayer:
     """One run played round by round (▶ Play, Step, Reset) in its state view,
     :func:`~coordkit.rep.movies.charts.movie_night_now`: the network with each agent's vote and this round's
     messages, and the map of the proposals with the group's moving; the controls are :func:`explore_panel`'s, at
     the declared defaults or at ``start``; with ``policy`` (a student's rule), the agents' policy too, started at
-    it."""
-    return model_player(MovieScheduling, EXPLORED, start=start, policy=policy, **CONTROLS)
+    it. ``model`` may be a subclass of
+    MovieScheduling (a student's): it plays in the same player."""
+    return model_player(model, EXPLORED, start=start, policy=policy, **CONTROLS)
 
 
 def explore_panel(start: dict | None = None) -> ExperimentPanel:
