@@ -17,7 +17,7 @@ from coordkit.rep.beer_game import charts, metrics, panels
 from coordkit.rep.beer_game.model import PROTOCOL_NAMES, PROTOCOLS, BeerGame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 
 def play(protocol: str = "rep_textual", seed: int = 0, **params) -> BeerGame:

@@ -33,7 +33,7 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
 )
 from coordkit.rep.protocol import SynthesisRequest, run_consensus
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 THETA = {QUOTA: 30.0, HEALTH: 0.8, CONFIDENCE: 0.5, STRESS: 0.5}
 

@@ -20,7 +20,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 from sweep_targets import CountingEngine, coin_run, seed_echo_run
 
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 from coordkit.sweep_store import (
     DAMAGED,
     FORMAT,

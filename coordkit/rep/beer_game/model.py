@@ -32,7 +32,7 @@ from coordkit.rep.beer_game.policies import (
     RuleSynthesis,
     StudentOrders,
 )
-from coordkit.rep.network import ProtocolNetwork
+from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")

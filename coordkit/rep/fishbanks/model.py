@@ -35,7 +35,7 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
     StudentFleet,
 )
-from coordkit.rep.network import ProtocolNetwork
+from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")

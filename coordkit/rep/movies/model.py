@@ -52,7 +52,7 @@ from coordkit.rep.movies.policies import (
     StudentMoviegoer,
 )
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
-from coordkit.rep.network import ProtocolNetwork
+from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.protocol import (
     Message,
     NeighbourMulticast,
