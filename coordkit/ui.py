@@ -17,7 +17,7 @@ A control that only some settings use says so: ``Slider("memory", 1, 10, active_
 "fair")`` is greyed out, with a tooltip, whenever the other controls make it irrelevant.
 
 Shown in a notebook, a panel keeps a static view of its chart at the settings its controls hold, for readers
-without a kernel (:mod:`coordkit.static_view`).
+without a kernel (:mod:`coordkit.snapshot`).
 
 A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
 whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
@@ -49,7 +49,7 @@ from coordkit import parameters
 from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
 from coordkit.policy_registry import registered_policies
-from coordkit.static_view import WIDGET_NOTE, LiveMark, StaticView
+from coordkit.snapshot import WIDGET_NOTE, LiveMark, PanelSnapshot
 
 CONTROL_STYLE = {"description_width": "initial"}
 GREY, RED = "#666666", "#b00020"
@@ -262,7 +262,7 @@ class ExperimentPanel:
         self.run_button.on_click(lambda _: self.refresh())
         buttons = [self.run_button] if on_demand else []
         self.widget = widgets.VBox([*heading, controls, *buttons, status_line, self.output])
-        self.static_view = StaticView(self.widget.model_id)
+        self.static_view = PanelSnapshot(self.widget.model_id)
         self.widget.children = (*self.widget.children, LiveMark(key=self.static_view.key))
         parts = {
             "": self.widget,
@@ -405,7 +405,7 @@ class ExperimentPanel:
         self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
 
     def _ipython_display_(self) -> None:
-        """Two outputs: the live widget, then its static view (:mod:`coordkit.static_view`)."""
+        """Two outputs: the live widget, then its static view (:mod:`coordkit.snapshot`)."""
         bundle = self.widget._repr_mimebundle_()
         display({**bundle, "text/plain": WIDGET_NOTE}, raw=True)
         self.static_view.show()
@@ -417,7 +417,7 @@ class ExperimentPanel:
         if view.complete or not view.parts:
             return view.html()
         slots = zip(view.parts, self.output.children, strict=True)
-        drawn = StaticView(view.key)
+        drawn = PanelSnapshot(view.key)
         drawn.set(view.values, [part or vl_convert.vegalite_to_svg(slot.spec) for part, slot in slots])
         return drawn.html()
 

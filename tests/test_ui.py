@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 from altair.utils import schemapi
 
-from coordkit import parameters, static_view, viz
+from coordkit import parameters, snapshot, viz
 from coordkit.live_chart import LiveChart
 from coordkit.model import models
 from coordkit.parameters import Integer, Real
-from coordkit.static_view import LiveMark
+from coordkit.snapshot import LiveMark
 from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, control, controls, model_panel
 
 
@@ -74,7 +74,7 @@ def test_layout_is_controls_then_status_then_chart():
     assert list(controls.children) == list(panel.controls.values())
     assert status_line.children == (panel.status,)
     assert output is panel.output
-    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the static view when live
+    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the snapshot when live
 
 
 def test_runs_on_start_and_shows_the_result():
@@ -390,13 +390,13 @@ def test_charts_are_built_without_altairs_per_mark_validation_which_is_restored_
 
 
 def settings_in(view: str) -> dict[str, str]:
-    """The settings a static view names, label → value."""
+    """The settings a snapshot names, label → value."""
     found = re.findall(r'coordkit-setting-label">([^<]*)</span>: <b class="coordkit-setting-value">([^<]*)</b>', view)
     return {html.unescape(label): html.unescape(value) for label, value in found}
 
 
 def charts_in(view: str) -> list[str]:
-    """The SVGs a static view shows, decoded from their data URIs."""
+    """The SVGs a snapshot shows, decoded from their data URIs."""
     return [base64.b64decode(data).decode() for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]*)"', view)]
 
 
@@ -406,7 +406,7 @@ def page_sends(chart: LiveChart, svg: str, serial: int | None = None) -> None:
     chart._handle_custom_msg(message, [])
 
 
-def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
+def test_a_panel_keeps_a_snapshot_at_the_settings_its_controls_hold():
     viz.setup()
     panel = ExperimentPanel(
         lambda n, on: line_of(n), [Slider("n", 2, 10, default=3), Toggle("on")], line_chart, debounce=0
@@ -431,10 +431,10 @@ def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
     assert "ZeroDivisionError" in failing.static_view.html() and not charts_in(failing.static_view.html())
 
 
-def test_a_shown_panel_replaces_its_static_view_when_the_page_has_drawn_the_new_settings(monkeypatch):
+def test_a_shown_panel_replaces_its_snapshot_when_the_page_has_drawn_the_new_settings(monkeypatch):
     shown = []
-    monkeypatch.setattr(static_view, "display", lambda bundle, **how: shown.append(("display", bundle, how)))
-    monkeypatch.setattr(static_view, "update_display", lambda bundle, **how: shown.append(("update", bundle, how)))
+    monkeypatch.setattr(snapshot, "display", lambda bundle, **how: shown.append(("display", bundle, how)))
+    monkeypatch.setattr(snapshot, "update_display", lambda bundle, **how: shown.append(("update", bundle, how)))
     slider = Slider("noise", 0.0, 1.0, 0.05, default=0.1)
     panel = ExperimentPanel(line_of_noise, [slider, Choice("kind", [("Tit for tat", "tft")])], line_chart, debounce=0)
     panel.static_view.show()

@@ -3,7 +3,7 @@
 The readers: JupyterLab reopening the notebook with no kernel (with its widget state, as ``make lab`` saves it, and
 without), ``jupyter nbconvert --to html`` opened offline, and the same page with no JavaScript at all (as GitHub and
 nbviewer show a notebook). Each shows a panel either as its widgets (restored from the widget state: controls, and
-each chart's last snapshot) or as its static view (coordkit/static_view.py). ``panels_shown`` reads either the same
+each chart's last snapshot) or as its snapshot (coordkit/snapshot.py). ``panels_shown`` reads either the same
 way: the settings (label → value as the panel writes it) and, for each chart or table, the texts it shows; the tests
 compare that with what the live panels showed when the notebook was saved.
 """
