@@ -30,8 +30,8 @@ from coordkit.delay.model import DelayedDilemma
 from coordkit.engines import DaskEngine, ProcessEngine, SerialEngine
 from coordkit.pressure.puzzles import puzzle_for
 from coordkit.rep.beer_game.model import BeerGame
-from coordkit.sweeps import sweep
 from coordkit.sweep_store import RUNS
+from coordkit.sweeps import sweep
 
 CPUS = os.cpu_count() or 1
 

@@ -15,8 +15,8 @@ from sweep_targets import CountingEngine, Walk, coin_run, dying_run, failing_run
 from coordkit import engines
 from coordkit.delay.model import DelayedDilemma
 from coordkit.engines import DaskEngine
-from coordkit.sweeps import SweepError, sweep
 from coordkit.sweep_store import MANIFEST, PARTIAL, RUNS, StoreError
+from coordkit.sweeps import SweepError, sweep
 
 TESTS = Path(__file__).parent
 GRID = {"p": [0.3, 0.7], "flips": [10, 50]}

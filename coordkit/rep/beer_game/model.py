@@ -32,8 +32,8 @@ from coordkit.rep.beer_game.policies import (
     RuleSynthesis,
     StudentOrders,
 )
-from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
+from coordkit.rep.protocol_network import ProtocolNetwork
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {

@@ -35,8 +35,8 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
     StudentFleet,
 )
-from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
+from coordkit.rep.protocol_network import ProtocolNetwork
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
