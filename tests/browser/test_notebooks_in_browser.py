@@ -320,7 +320,7 @@ SELF_CHECK = [
     "import sys, warnings\nwarnings.warn('only a warning')\nprint('harmless', file=sys.stderr)",
     """import pandas as pd
 from coordkit import viz
-from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle
+from coordkit.ui import DropdownControl, ExperimentPanel, SliderControl, CheckboxControl
 
 viz.setup()
 
@@ -333,7 +333,7 @@ def run(c, t, x):
 
 ExperimentPanel(
     run,
-    [Choice("c", ["p", "q" * 100]), Toggle("t"), Slider("x", 0, 3)],
+    [DropdownControl("c", ["p", "q" * 100]), CheckboxControl("t"), SliderControl("x", 0, 3)],
     chart=lambda df: viz.lines(df, "a", "b", color="c", title="the panel"),
 )""",
     'pd.DataFrame({"a" * 300: [1]})',  # wider than the column
