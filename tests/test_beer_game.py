@@ -270,7 +270,7 @@ def test_players_see_their_neighbours_last_messages():
     game.step()
     game.step()
     wholesaler = game.chain[1]
-    notes = wholesaler.view(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
+    notes = wholesaler.observation(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
     assert [note.split(" ordered ")[0] for note in notes] == ["retailer", "distributor"]
     assert "demand looks like" in notes[0]
 

@@ -1,6 +1,6 @@
 """The rule-based policies of the pressure-field paper and the observations they decide from (§3.5, Appendix B).
 
-An actor proposes a patch for one row from that row's local view only (§3.5). The rule-based actor stands in for
+An actor proposes a patch for one row from that row's local observation only (§3.5). The rule-based actor stands in for
 the paper's LLMs: its ``skill`` in [0, 1] stands in for model size — with probability ``skill`` it picks a value the
 row and the column still lack (the values the published prompt lists as "available"), otherwise any value 1..n.
 Model escalation raises the skill through five tiers (0.5B → 14B in the paper, §6.1.4). With probability
@@ -22,6 +22,7 @@ import numpy as np
 
 from coordkit.policies import Classifier, Policy
 from coordkit.pressure.puzzles import EMPTY
+from coordkit.renamed import renamed
 
 MODEL_CHAIN = ("0.5B", "1.5B", "3B", "7B", "14B")
 ESCALATION_STEP = 0.1
@@ -33,7 +34,7 @@ def escalation_skills(skill: float) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
-class RowView:
+class RowObservation:
     """What an actor sees of region (row) ``row``: its content, which cells it may change, each position's
     available values (absent from the row and the column), its pressure and auxiliary state, and remembered fixes."""
 
@@ -62,15 +63,15 @@ class Patch:
 
 @dataclass(frozen=True)
 class Assignment:
-    """What an actor is asked to patch: a row's view, and the skill of the model tier in play."""
+    """What an actor is asked to patch: a row's observation, and the skill of the model tier in play."""
 
-    view: RowView
+    observation: RowObservation
     skill: float
 
 
 @dataclass(frozen=True)
 class Board:
-    """The Coordinator's view: the whole grid and each row's pressure."""
+    """The Coordinator's observation: the whole grid and each row's pressure."""
 
     grid: tuple[tuple[int, ...], ...]
     pressures: tuple[int, ...]
@@ -78,9 +79,9 @@ class Board:
 
 @dataclass(frozen=True)
 class Turn:
-    """The Proposer's view: the target row, the dialogue so far and the proposals already rejected."""
+    """The Proposer's observation: the target row, the dialogue so far and the proposals already rejected."""
 
-    view: RowView
+    observation: RowObservation
     skill: float
     history: tuple[str, ...]
     rejected: frozenset[tuple[int, int]]
@@ -88,7 +89,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class Check:
-    """The Validator's view: the proposal, the row and the target column (the row's own cell left out)."""
+    """The Validator's observation: the proposal, the row and the target column (the row's own cell left out)."""
 
     patch: Patch
     row: tuple[int, ...]
@@ -100,13 +101,13 @@ def pick(options, u: float):
     return options[int(u * len(options))]
 
 
-def target_cells(view: RowView) -> list[int]:
+def target_cells(seen: RowObservation) -> list[int]:
     """Where a patch can help: the asked-about positions, else editable empty cells, else editable cells whose
     value conflicts."""
-    if view.targets:
-        return list(view.targets)
-    empty = [c for c, value in enumerate(view.cells) if value == EMPTY and view.editable[c]]
-    return empty or [c for c in range(view.n) if view.editable[c] and view.conflicting[c]]
+    if seen.targets:
+        return list(seen.targets)
+    empty = [c for c, value in enumerate(seen.cells) if value == EMPTY and seen.editable[c]]
+    return empty or [c for c in range(seen.n) if seen.editable[c] and seen.conflicting[c]]
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class RuleActor(Policy):
     """Skill-based proposals: a cell from :func:`target_cells`, and an available value with probability ``skill``;
     with probability ``failure``, no usable proposal at all (``None``, as for a row with nothing to patch).
 
-    With examples in its view, it copies a remembered fix for the same column with probability ``example_trust``
+    With examples in its observation, it copies a remembered fix for the same column with probability ``example_trust``
     — a cue that does not transfer in a Latin square (that value is already in the column), the kit's model of
     why the paper's few-shot examples did not help (§6.3.2). Every decision draws five uniforms from ``rng``: for
     the failure, the cell, the example, the skill and the value.
@@ -129,17 +130,17 @@ class RuleActor(Policy):
 
     def decide(self, assignment: Assignment) -> Patch | None:
         unusable, where, recall, informed, symbol = self.rng.random(5)
-        view = assignment.view
-        cells = target_cells(view)
+        seen = assignment.observation
+        cells = target_cells(seen)
         if not cells or unusable < self.failure:
             return None
         column = pick(cells, where)
-        remembered = [value for c, value in view.examples if c == column]
+        remembered = [value for c, value in seen.examples if c == column]
         if remembered and recall < self.example_trust:
-            return Patch(view.row, column, int(remembered[-1]))
-        if view.available[column] and informed < assignment.skill:
-            return Patch(view.row, column, int(pick(view.available[column], symbol)))
-        return Patch(view.row, column, 1 + int(symbol * view.n))
+            return Patch(seen.row, column, int(remembered[-1]))
+        if seen.available[column] and informed < assignment.skill:
+            return Patch(seen.row, column, int(pick(seen.available[column], symbol)))
+        return Patch(seen.row, column, 1 + int(symbol * seen.n))
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class RuleProposer(Policy):
     def decide(self, turn: Turn) -> Patch | None:
         actor = RuleActor(self.rng, example_trust=0.0, failure=self.failure)
         for _ in range(self.attempts):
-            patch = actor.decide(Assignment(turn.view, turn.skill))
+            patch = actor.decide(Assignment(turn.observation, turn.skill))
             if patch is None or (patch.column, patch.value) not in turn.rejected:
                 return patch
         return patch
@@ -189,3 +190,6 @@ class RuleValidator(Policy):
         others = [v for c, v in enumerate(check.row) if c != check.patch.column]
         correct = check.patch.value not in others and check.patch.value not in check.column
         return correct != (self.rng.random() < self.error)
+
+
+__getattr__ = renamed(__name__, {"RowView": "RowObservation"}, globals())  # the old name, for one release
