@@ -43,7 +43,7 @@ class ModelPlayer(ExperimentPanel):
         model: type[Model],
         names: Sequence[str],
         *,
-        view: views.View | None = None,
+        view: views.StateView | None = None,
         fixed: dict[str, Any] | None = None,
         start: dict[str, Any] | None = None,
         seeds: tuple[int, int] = (0, 19),

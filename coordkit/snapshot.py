@@ -83,8 +83,8 @@ class PanelSnapshot:
 
     def bundle(self) -> dict[str, str]:
         """The snapshot as a display bundle: its HTML, and a plain-text line for text-only readers."""
-        view = self.html()
-        return {"text/html": view, "text/plain": "(a snapshot of the panel)" if view else ""}
+        page = self.html()
+        return {"text/html": page, "text/plain": "(a snapshot of the panel)" if page else ""}
 
     def show(self) -> None:
         """Display the snapshot, as an output that later runs replace."""

@@ -1,6 +1,6 @@
 """Notebook 06's charts and panels at the ends of their controls: every slider position is a value the model accepts,
 and Figure 5 stays under Altair's 5,000-row limit (and light in a saved notebook) at any number of queries. The
-adoption floor that §6's cost explanation measures. And the players' view of a network as it stands."""
+adoption floor that §6's cost explanation measures. And the state view of a network as it stands."""
 
 import dataclasses
 
@@ -134,7 +134,7 @@ def test_the_adoption_floor_is_each_pairs_first_queries_and_bounds_the_cost_rati
     assert floor_costs(frame, 1)["cost ratio at most"] == 2.5  # the two first queries cost 4 of natural language's 10
 
 
-# --- the players' view: the network as it stands ------------------------------------------------------------------
+# --- the state view: the network as it stands ---------------------------------------------------------------------
 
 
 def drawn(model: AgoraNetwork | WeatherDemo) -> dict:

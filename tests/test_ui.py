@@ -183,9 +183,9 @@ def test_a_failing_run_clears_the_previous_charts_and_says_so():
     assert "second line" not in status
     assert isinstance(panel.last_error, ValueError) and panel.result is None
     assert panel.output.children == ()  # nothing of the run at 5 agents passes for the run at 15
-    view = panel.static_view.html()
-    assert settings_in(view) == {"n agents": "15"} and "failed" in view and "too many agents" in view
-    assert not charts_in(view)
+    saved = panel.static_view.html()
+    assert settings_in(saved) == {"n agents": "15"} and "failed" in saved and "too many agents" in saved
+    assert not charts_in(saved)
     panel.controls["n_agents"].value = 6
     assert panel.last_error is None and "done in" in panel.status.value
     chart, table = panel.output.children
@@ -416,19 +416,19 @@ def test_a_panel_keeps_a_snapshot_at_the_settings_its_controls_hold():
     panel = ExperimentPanel(
         lambda n, on: line_of(n), [SliderControl("n", 2, 10, default=3), CheckboxControl("on")], line_chart, debounce=0
     )
-    view = panel.static_view
-    assert settings_in(view.html()) == {"n": "3", "on": "off"} and "<img" in view.html()  # drawn in the kernel
-    assert f'class="coordkit-static-view coordkit-static-{view.key}"' in view.html()
+    saved = panel.static_view
+    assert settings_in(saved.html()) == {"n": "3", "on": "off"} and "<img" in saved.html()  # drawn in the kernel
+    assert f'class="coordkit-static-view coordkit-static-{saved.key}"' in saved.html()
     (chart,) = panel.output.children
     panel.controls["n"].value = 4
-    assert view.html() == ""  # never the old chart under the new settings
+    assert saved.html() == ""  # never the old chart under the new settings
     assert settings_in(panel.snapshot_html())["n"] == "4" and "<img" in panel.snapshot_html()  # drawn here if asked
     page_sends(chart, "<svg>an older chart</svg>", serial=chart.serial - 1)
-    assert view.html() == ""
+    assert saved.html() == ""
     page_sends(chart, "<svg>n is 4</svg>")
-    assert settings_in(view.html()) == {"n": "4", "on": "off"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
-    panel.controls["on"].value = True  # the same chart: the view follows at once
-    assert settings_in(view.html()) == {"n": "4", "on": "on"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
+    assert settings_in(saved.html()) == {"n": "4", "on": "off"} and charts_in(saved.html()) == ["<svg>n is 4</svg>"]
+    panel.controls["on"].value = True  # the same chart: the snapshot follows at once
+    assert settings_in(saved.html()) == {"n": "4", "on": "on"} and charts_in(saved.html()) == ["<svg>n is 4</svg>"]
     table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [SliderControl("n", 2, 10)], debounce=0)
     assert "<table" in table.static_view.html()
     failing = ExperimentPanel(lambda n: 1 / 0, [SliderControl("n", 2, 10)], debounce=0)
