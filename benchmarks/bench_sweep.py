@@ -30,8 +30,8 @@ from coordkit.delay.model import DelayedDilemma
 from coordkit.engines import DaskEngine, ProcessEngine, SerialEngine
 from coordkit.pressure.puzzles import puzzle_for
 from coordkit.rep.beer_game.model import BeerGame
-from coordkit.sweep import sweep
 from coordkit.sweep_store import RUNS
+from coordkit.sweeps import sweep
 
 CPUS = os.cpu_count() or 1
 
@@ -86,7 +86,7 @@ def resumed(runs: int) -> None:
         plain_s, _ = timed(sweep, DelayedDilemma, grid, seeds, progress=False)
         cut = Path(folder) / "cut"
         script = (
-            "from coordkit.delay.model import DelayedDilemma; from coordkit.sweep import sweep; "
+            "from coordkit.delay.model import DelayedDilemma; from coordkit.sweeps import sweep; "
             f"sweep(DelayedDilemma, {grid!r}, {seeds}, store={str(cut)!r}, progress=False)"
         )
         process = subprocess.Popen([sys.executable, "-c", script])

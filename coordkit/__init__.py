@@ -52,7 +52,8 @@ _PUBLIC = {
     "EnactmentModel": "coordkit.bspl.kiko:EnactmentModel",
     "WeatherDemo": "coordkit.agora:WeatherDemo",
     "AgoraNetwork": "coordkit.agora:AgoraNetwork",
-    "sweep": "coordkit.sweep:sweep",
+    "sweep": "coordkit.sweeps:sweep",
+    "SweepError": "coordkit.sweeps:SweepError",
     "policy_from": "coordkit.policies:policy_from",
     "register_policy": "coordkit.policy_registry:register_policy",
     "check_policy": "coordkit.policy_checks:check_policy",
@@ -78,8 +79,9 @@ def __dir__() -> list[str]:
 
 
 class _Package(types.ModuleType):
-    """coordkit itself, keeping ``coordkit.sweep`` the function: importing the module of the same name would
-    otherwise replace the function with the module (the import system sets a package's attribute to its module)."""
+    """coordkit itself, keeping ``coordkit.sweep`` the function while the deprecated module of the same name (now
+    :mod:`coordkit.sweeps`) lasts: importing it would otherwise replace the function with the module (the import
+    system sets a package's attribute to its module). It goes with that module in the next release."""
 
     def __setattr__(self, name: str, value) -> None:
         if not (name == "sweep" and isinstance(value, types.ModuleType)):

@@ -75,7 +75,7 @@ def _layer_errors() -> tuple[type[Exception], ...]:
     """The LLM layer's error and a sweep's (runs failed), imported only when a command fails: the commands that
     list things never load those layers."""
     from coordkit.llm.base import LLMError
-    from coordkit.sweep import SweepError
+    from coordkit.sweeps import SweepError
 
     return LLMError, SweepError
 

@@ -1,7 +1,7 @@
 """Where a sweep's runs execute: this process, a pool of local processes, or a Dask cluster.
 
 An engine applies a function to every task and yields ``(position, result)`` pairs as the tasks finish, in any
-order; :func:`coordkit.sweep.sweep` puts them back in task order, stores each as it arrives, and feeds the progress
+order; :func:`coordkit.sweeps.sweep` puts them back in task order, stores each as it arrives, and feeds the progress
 bar. The function never raises (the sweep wraps every run so that a failure comes back as a value), so one
 failing run cannot take the others down.
 

@@ -4,7 +4,7 @@
 // from the kernel (vl-convert's offline bundle: no CDN), at the first answer to any chart's request: a kernel busy
 // with Run All answers late, one restored from a saved notebook never does. Until then the widget shows its static
 // snapshot, labelled as static after a few seconds. Once a spec is drawn and the chart has rested a moment, the page
-// sends it back as SVG (the `snapshot` of that spec's `serial`): the panel's static view, which a saved notebook
+// sends it back as SVG (the `snapshot` of that spec's `serial`): the panel's snapshot, which a saved notebook
 // keeps, then shows what the reader saw.
 
 const LABEL_SNAPSHOT_AFTER_MS = 5000;
@@ -120,7 +120,7 @@ function labelSnapshot(el) {
   note.className = "coordkit-live-chart-note";
   note.style.cssText = "color: #666; font-style: italic; margin: 0 0 4px";
   note.textContent =
-    "A static view of this chart as last drawn; it comes alive when the kernel answers " +
+    "A snapshot of this chart as last drawn; it comes alive when the kernel answers " +
     "(run the notebook if it does not).";
   snapshot.before(note);
 }

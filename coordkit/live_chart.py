@@ -27,8 +27,8 @@ class LiveChart(anywidget.AnyWidget):
     The page gets Vega from the kernel, once, as vl-convert's offline bundle: nothing comes from a CDN.
     `snapshot` (static HTML, such as an SVG) shows until Vega is there, and stays where no kernel answers:
     in a saved notebook reopened. Each spec has a `serial`; once the page has drawn one and the reader has paused, it
-    sends the chart back as SVG, its `snapshot`, with that `snapshot_serial` (for the panel's static view,
-    coordkit.static_view), in a message rather than a synced change, which ipywidgets would echo back to the page.
+    sends the chart back as SVG, its `snapshot`, with that `snapshot_serial` (for the panel's snapshot,
+    coordkit.snapshot), in a message rather than a synced change, which ipywidgets would echo back to the page.
     """
 
     _esm = Path(__file__).with_name("live_chart.js")

@@ -12,7 +12,7 @@ one-line meaning::
 
 That one declaration drives the model's signature and docstring (:class:`coordkit.model.Model`), the validation
 of every value with an error that names the parameter, the value and what is allowed, a notebook panel's
-controls (:func:`coordkit.ui.controls`), the grid checks of :func:`coordkit.sweep.sweep`, and the options and
+controls (:func:`coordkit.ui.controls`), the grid checks of :func:`coordkit.sweeps.sweep`, and the options and
 help of ``coordkit run MODEL``.
 """
 

@@ -25,7 +25,7 @@ import ipywidgets as widgets
 from coordkit import views
 from coordkit.model import Model
 from coordkit.policy_registry import policy_parameters
-from coordkit.ui import ExperimentPanel, Slider, _running_loop, controls
+from coordkit.ui import ExperimentPanel, SliderControl, _running_loop, controls
 
 SPEEDS = (1, 20)  # frames a second the speed control offers
 DEFAULT_SPEED = 5
@@ -43,7 +43,7 @@ class ModelPlayer(ExperimentPanel):
         model: type[Model],
         names: Sequence[str],
         *,
-        view: views.View | None = None,
+        view: views.StateView | None = None,
         fixed: dict[str, Any] | None = None,
         start: dict[str, Any] | None = None,
         seeds: tuple[int, int] = (0, 19),
@@ -59,7 +59,7 @@ class ModelPlayer(ExperimentPanel):
         self.playing: asyncio.Task | None = None
         self.paused_at: int | None = None  # the step at which Pause took hold, until the model moves or is made anew
         start = dict(start or {})
-        seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
+        seed = SliderControl("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
         params = [*controls(model, names, start=start, **overrides), seed]
         super().__init__(self._new_model, params, chart=view or views.view_of(model), title=title, run_on_start=False)
 

@@ -9,7 +9,7 @@ A model says how its entrants meet in its ``contest`` (:mod:`coordkit.contests`)
 for a two-player game (every pair of entrants, each entrant against itself too, at every seed);
 :class:`~coordkit.contests.Population` for a model whose agents all take one policy (each entrant as the whole
 population, then every two mixed, in the table's ``field`` column). A parameter given as a list is played at each of
-its values. The matches run through :func:`coordkit.sweep.sweep`, so its engines and progress bar apply: serial by
+its values. The matches run through :func:`coordkit.sweeps.sweep`, so its engines and progress bar apply: serial by
 default, since a rule written in a notebook cannot travel to another process (a rule in an importable module can:
 ``engine="processes"``).
 """
@@ -75,7 +75,7 @@ def tournament(
     """Play ``entrants`` against each other in ``model`` (its ``contest`` says how), at ``seeds`` seeds from
     ``base_seed``, with ``params`` fixed (a list of values is played at each). An entrant is a built-in rule's or a
     registered name, a Policy or a function; a mapping names them (else each goes by its own name)."""
-    from coordkit.sweep import sweep
+    from coordkit.sweeps import sweep
 
     contest = getattr(model, "contest", None)
     if not isinstance(contest, Contest):

@@ -5,19 +5,19 @@ Declare the parameters, give a function that runs the experiment and (optionally
     panel = ExperimentPanel(
         run=simulate,  # simulate(n_agents=..., noise=..., strategy=...) -> DataFrame
         params=[
-            Slider("n_agents", 2, 50, default=10),
-            Slider("noise", 0.0, 1.0, step=0.05),
-            Choice("strategy", ["greedy", "fair"]),
+            SliderControl("n_agents", 2, 50, default=10),
+            SliderControl("noise", 0.0, 1.0, step=0.05),
+            DropdownControl("strategy", ["greedy", "fair"]),
         ],
         chart=lambda df: viz.lines(df, "step", "welfare", color="strategy"),
     )
     panel  # as the last expression of a cell, shows itself
 
-A control that only some settings use says so: ``Slider("memory", 1, 10, active_when=lambda v: v["strategy"] ==
+A control that only some settings use says so: ``SliderControl("memory", 1, 10, active_when=lambda v: v["strategy"] ==
 "fair")`` is greyed out, with a tooltip, whenever the other controls make it irrelevant.
 
 Shown in a notebook, a panel keeps a static view of its chart at the settings its controls hold, for readers
-without a kernel (:mod:`coordkit.static_view`).
+without a kernel (:mod:`coordkit.snapshot`).
 
 A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
 whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
@@ -49,7 +49,7 @@ from coordkit import parameters
 from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
 from coordkit.policy_registry import registered_policies
-from coordkit.static_view import WIDGET_NOTE, LiveMark, StaticView
+from coordkit.snapshot import WIDGET_NOTE, LiveMark, PanelSnapshot
 
 CONTROL_STYLE = {"description_width": "initial"}
 GREY, RED = "#666666", "#b00020"
@@ -61,7 +61,7 @@ A control that does not is greyed out, so that nothing in a panel is silently de
 
 
 @dataclass(frozen=True)
-class Slider:
+class SliderControl:
     """A number from `low` to `high`; whole numbers only if `low`, `high`, `step` and `default` are ints."""
 
     name: str
@@ -75,11 +75,11 @@ class Slider:
     def __post_init__(self) -> None:
         _check_name(self.name)
         if not self.low < self.high:
-            raise ValueError(f"Slider {self.name!r}: low ({self.low}) must be below high ({self.high})")
+            raise ValueError(f"SliderControl {self.name!r}: low ({self.low}) must be below high ({self.high})")
         if not self.step > 0:
-            raise ValueError(f"Slider {self.name!r}: step must be positive, got {self.step}")
+            raise ValueError(f"SliderControl {self.name!r}: step must be positive, got {self.step}")
         if not self.low <= self.start <= self.high:
-            raise ValueError(f"Slider {self.name!r}: default {self.default} is not in [{self.low}, {self.high}]")
+            raise ValueError(f"SliderControl {self.name!r}: default {self.default} is not in [{self.low}, {self.high}]")
 
     @property
     def start(self) -> int | float:
@@ -122,7 +122,7 @@ class Slider:
 
 
 @dataclass(frozen=True)
-class Choice:
+class DropdownControl:
     """One of a few `options`: plain values, or (label, value) pairs to show friendlier names."""
 
     name: str
@@ -134,10 +134,12 @@ class Choice:
     def __post_init__(self) -> None:
         _check_name(self.name)
         if not self.options:
-            raise ValueError(f"Choice {self.name!r} has no options")
+            raise ValueError(f"DropdownControl {self.name!r} has no options")
         object.__setattr__(self, "options", tuple(self.options))
         if self.default is not None and self.default not in self.values:
-            raise ValueError(f"Choice {self.name!r}: default {self.default!r} is not among {list(self.values)}")
+            raise ValueError(
+                f"DropdownControl {self.name!r}: default {self.default!r} is not among {list(self.values)}"
+            )
 
     @property
     def pairs(self) -> tuple[tuple[str, Any], ...]:
@@ -175,7 +177,7 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class Toggle:
+class CheckboxControl:
     """On or off."""
 
     name: str
@@ -186,7 +188,7 @@ class Toggle:
     def __post_init__(self) -> None:
         _check_name(self.name)
         if not isinstance(self.default, bool):
-            raise ValueError(f"Toggle {self.name!r}: default must be True or False, got {self.default!r}")
+            raise ValueError(f"CheckboxControl {self.name!r}: default must be True or False, got {self.default!r}")
 
     def widget(self) -> widgets.Checkbox:
         """A new checkbox."""
@@ -202,7 +204,7 @@ class Toggle:
         return "on" if widget.value else "off"
 
 
-Param = Slider | Choice | Toggle
+Control = SliderControl | DropdownControl | CheckboxControl
 
 
 class ExperimentPanel:
@@ -228,7 +230,7 @@ class ExperimentPanel:
     def __init__(
         self,
         run: Callable[..., Any],
-        params: Sequence[Param],
+        params: Sequence[Control],
         chart: Callable[[Any], Any] | None = None,
         debounce: float = 0.05,
         title: str | None = None,
@@ -262,7 +264,7 @@ class ExperimentPanel:
         self.run_button.on_click(lambda _: self.refresh())
         buttons = [self.run_button] if on_demand else []
         self.widget = widgets.VBox([*heading, controls, *buttons, status_line, self.output])
-        self.static_view = StaticView(self.widget.model_id)
+        self.static_view = PanelSnapshot(self.widget.model_id)
         self.widget.children = (*self.widget.children, LiveMark(key=self.static_view.key))
         parts = {
             "": self.widget,
@@ -405,7 +407,7 @@ class ExperimentPanel:
         self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
 
     def _ipython_display_(self) -> None:
-        """Two outputs: the live widget, then its static view (:mod:`coordkit.static_view`)."""
+        """Two outputs: the live widget, then its static view (:mod:`coordkit.snapshot`)."""
         bundle = self.widget._repr_mimebundle_()
         display({**bundle, "text/plain": WIDGET_NOTE}, raw=True)
         self.static_view.show()
@@ -417,12 +419,12 @@ class ExperimentPanel:
         if view.complete or not view.parts:
             return view.html()
         slots = zip(view.parts, self.output.children, strict=True)
-        drawn = StaticView(view.key)
+        drawn = PanelSnapshot(view.key)
         drawn.set(view.values, [part or vl_convert.vegalite_to_svg(slot.spec) for part, slot in slots])
         return drawn.html()
 
 
-def control(param: parameters.Param, start: Any = None, model: type | None = None, **options: Any) -> Param:
+def control(param: parameters.Param, start: Any = None, model: type | None = None, **options: Any) -> Control:
     """The control for a declared parameter: a slider for a number, a dropdown for a choice, a checkbox for a
     flag. It starts at the declared default, or at ``start`` (checked against the declaration): a value a notebook
     chose where its readers see it, which a panel function only passes on. ``options`` override the declaration's
@@ -447,19 +449,21 @@ def control(param: parameters.Param, start: Any = None, model: type | None = Non
                     high - step * (param.high_open and high == param.high),
                 )
             settings = {"low": low, "high": high, "step": step, **settings}
-            return Slider(param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings)
+            return SliderControl(
+                param.name, settings.pop("low"), settings.pop("high"), settings.pop("step"), **settings
+            )
         case parameters.PolicyChoice():
             registered = registered_policies(model)
             own = [None] if param.optional else []  # the agents' own rule, by its label, unless options are given
             shown = [*settings.pop("options", [*own, *param.options]), *registered]
             shown += [default] if default is not None and default not in shown else []
             pairs = [(_policy_label(param, registered, value), value) for value in shown]
-            return Choice(param.name, pairs, **settings)
+            return DropdownControl(param.name, pairs, **settings)
         case parameters.Choice():
             shown = settings.pop("options", param.options)
-            return Choice(param.name, [(param.label_of(value), value) for value in shown], **settings)
+            return DropdownControl(param.name, [(param.label_of(value), value) for value in shown], **settings)
         case parameters.Flag():
-            return Toggle(param.name, **settings)
+            return CheckboxControl(param.name, **settings)
     raise parameters.ParameterError(f"{param.name} takes {param.allowed()}: a panel has no control for it")
 
 
@@ -469,7 +473,7 @@ def controls(
     *,
     start: dict[str, Any] | None = None,
     **overrides: dict,
-) -> list[Param]:
+) -> list[Control]:
     """Controls for the parameters ``names`` of a model, in that order, each at its declared default or at
     ``start[name]`` (see :func:`control`); ``overrides[name]`` is passed to :func:`control` (``stages={"high":
     6}``, ``consensus={"active_when": lambda v: v["protocol"] != "a2a"}``)."""
@@ -504,7 +508,7 @@ def model_panel(
     def play(seed: int, **values: Any) -> Model:
         return model(**fixed, **values, rng=seed).run()
 
-    seed = Slider("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
+    seed = SliderControl("seed", *seeds, default=start.pop("seed", seeds[0]), **overrides.pop("seed", {}))
     return ExperimentPanel(play, [*controls(model, names, start=start, **overrides), seed], chart=chart, title=title)
 
 
@@ -519,7 +523,7 @@ def _check_name(name: str) -> None:
 
 
 def _is_labelled(option: Any) -> bool:
-    """Whether a Choice option is a (label, value) pair, not a plain value such as (3, 3)."""
+    """Whether a DropdownControl option is a (label, value) pair, not a plain value such as (3, 3)."""
     return isinstance(option, tuple) and len(option) == 2 and isinstance(option[0], str)
 
 

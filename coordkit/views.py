@@ -20,15 +20,15 @@ from typing import Any
 from coordkit.families import import_families
 from coordkit.model import Model
 
-View = Callable[[Any], Any]  # a model → an Altair chart of its state
+StateView = Callable[[Any], Any]  # a model → an Altair chart of its state
 
-_VIEWS: dict[type[Model], View] = {}
+_VIEWS: dict[type[Model], StateView] = {}
 
 
-def state_view(model: type[Model]) -> Callable[[View], View]:
+def state_view(model: type[Model]) -> Callable[[StateView], StateView]:
     """Declare the decorated function as ``model``'s state view."""
 
-    def register(view: View) -> View:
+    def register(view: StateView) -> StateView:
         if model in _VIEWS and _VIEWS[model].__qualname__ != view.__qualname__:
             raise ValueError(f"{model.__name__} already has a state view, {_VIEWS[model].__qualname__}")
         _VIEWS[model] = view
@@ -37,7 +37,7 @@ def state_view(model: type[Model]) -> Callable[[View], View]:
     return register
 
 
-def view_of(model: type[Model]) -> View:
+def view_of(model: type[Model]) -> StateView:
     """``model``'s state view, or its nearest base's (a subclass shows what its model shows), importing the families
     (their charts declare the views) if none is known yet."""
     view = _declared(model)
@@ -52,10 +52,10 @@ def view_of(model: type[Model]) -> View:
     return view
 
 
-def _declared(model: type[Model]) -> View | None:
+def _declared(model: type[Model]) -> StateView | None:
     return next((_VIEWS[cls] for cls in model.__mro__ if cls in _VIEWS), None)
 
 
-def viewed() -> dict[type[Model], View]:
+def viewed() -> dict[type[Model], StateView]:
     """Every model whose state view has been declared so far, with its view."""
     return dict(_VIEWS)

@@ -1,6 +1,6 @@
 """Notebook 06's charts and panels at the ends of their controls: every slider position is a value the model accepts,
 and Figure 5 stays under Altair's 5,000-row limit (and light in a saved notebook) at any number of queries. The
-adoption floor that §6's cost explanation measures. And the players' view of a network as it stands."""
+adoption floor that §6's cost explanation measures. And the state view of a network as it stands."""
 
 import dataclasses
 
@@ -22,7 +22,7 @@ from coordkit.agora.panels import (
 )
 from coordkit.agora.tasks import load_catalogue
 from coordkit.live_chart import LiveChart, spec_of
-from coordkit.ui import ExperimentPanel, Slider
+from coordkit.ui import ExperimentPanel, SliderControl
 
 ROWS = 4 * charts.POINTS  # Figure 5: two arms, two measures, at most POINTS queries a curve
 
@@ -65,7 +65,7 @@ def test_sampled_keeps_every_query_of_a_short_run_and_at_most_points_of_a_long_o
 def test_every_slider_position_is_a_value_the_model_accepts(controls, model):
     """Each end of each slider passes its parameter's own check (a relation between two controls, such as checking
     before negotiating, is explained in the status line when a position breaks it)."""
-    for slider in (control for control in controls if isinstance(control, Slider) and control.name != "seed"):
+    for slider in (control for control in controls if isinstance(control, SliderControl) and control.name != "seed"):
         declared = model.parameters[slider.name]
         for end in (slider.low, slider.high):
             declared.check(end)  # raises a ParameterError naming the value and the range
@@ -83,7 +83,7 @@ def rows_shown(panel: ExperimentPanel) -> list[int]:
 def at_their_maxima(panel: ExperimentPanel) -> None:
     """Every slider of ``panel`` at its maximum (negotiate after first: a user checks before negotiating), then run."""
     sliders = sorted(
-        (p for p in panel.params.values() if isinstance(p, Slider)), key=lambda p: p.name != "negotiate_after"
+        (p for p in panel.params.values() if isinstance(p, SliderControl)), key=lambda p: p.name != "negotiate_after"
     )
     for slider in sliders:
         panel.controls[slider.name].value = slider.high
@@ -134,7 +134,7 @@ def test_the_adoption_floor_is_each_pairs_first_queries_and_bounds_the_cost_rati
     assert floor_costs(frame, 1)["cost ratio at most"] == 2.5  # the two first queries cost 4 of natural language's 10
 
 
-# --- the players' view: the network as it stands ------------------------------------------------------------------
+# --- the state view: the network as it stands ---------------------------------------------------------------------
 
 
 def drawn(model: AgoraNetwork | WeatherDemo) -> dict:

@@ -31,12 +31,12 @@ from coordkit.agora.policies import (
     USER,
     Compose,
     KeywordSuitability,
-    NegotiationView,
-    ProgrammingView,
+    NegotiationObservation,
+    ProgrammingObservation,
     Read,
     RoutineProgrammer,
     SchemaNegotiator,
-    SuitabilityView,
+    SuitabilityObservation,
     TemplateQuerier,
     TemplateResponder,
 )
@@ -55,11 +55,11 @@ NONSENSE = "Let me think about it... no idea."
 
 # role: (factory, rule policy, observations, the activity of its requests)
 ROLES = {
-    "querier": (querier_policy, TemplateQuerier(), examples.querier_views, "agora.natural_language"),
-    "responder": (responder_policy, TemplateResponder(), examples.responder_views, "agora.natural_language"),
-    "negotiator": (negotiator_policy, SchemaNegotiator(), examples.negotiation_views, "agora.negotiation"),
-    "suitability": (suitability_policy, KeywordSuitability(), examples.suitability_views, "agora.checks"),
-    "programmer": (programmer_policy, RoutineProgrammer(), examples.programming_views, "agora.implementation"),
+    "querier": (querier_policy, TemplateQuerier(), examples.querier_observations, "agora.natural_language"),
+    "responder": (responder_policy, TemplateResponder(), examples.responder_observations, "agora.natural_language"),
+    "negotiator": (negotiator_policy, SchemaNegotiator(), examples.negotiation_observations, "agora.negotiation"),
+    "suitability": (suitability_policy, KeywordSuitability(), examples.suitability_observations, "agora.checks"),
+    "programmer": (programmer_policy, RoutineProgrammer(), examples.programming_observations, "agora.implementation"),
 }
 BUILDERS = {
     "querier": querier_request,
@@ -82,20 +82,20 @@ def stand_in_answer(request) -> str:
 
 @pytest.mark.parametrize("role", ROLES)
 def test_each_role_through_the_sdk_and_the_stand_in_decides_as_its_rule(role):
-    factory, rule, views, purpose = ROLES[role]
+    factory, rule, observations, purpose = ROLES[role]
     with FakeLLMServer(stand_in_answer) as server:
         policy = factory(AnthropicClient(base_url=server.url, max_retries=0))
-        decisions = [policy.decide(view) for view in views()]
-    assert decisions == [rule.decide(view) for view in views()]
+        decisions = [policy.decide(seen) for seen in observations()]
+    assert decisions == [rule.decide(seen) for seen in observations()]
     assert policy.fallback_count == 0 and policy.llm_decisions == len(decisions)
     calls = 3 * len(decisions) if role == "negotiator" else len(decisions)  # Appendix C: three turns
     assert len(server.requests) == calls
 
 
 def test_the_negotiation_is_three_turns_user_server_user_and_its_document_carries_the_schema():
-    view = examples.negotiation_views()[0]
+    seen = examples.negotiation_observations()[0]
     client = ScriptedClient(stand_in.reply)
-    negotiation = negotiator_policy(client).decide(view)
+    negotiation = negotiator_policy(client).decide(seen)
     systems = [request.system for request in client.requests]
     assert systems == [
         llm_policies.NEGOTIATOR_USER_SYSTEM,
@@ -103,67 +103,67 @@ def test_the_negotiation_is_three_turns_user_server_user_and_its_document_carrie
         llm_policies.NEGOTIATOR_USER_SYSTEM,
     ]
     assert [m.speaker for m in negotiation.turns] == [USER, SERVER, USER]
-    assert schema_of(negotiation.document).task == view.task.name
-    assert negotiation.document.name == view.task.name and negotiation.document.description
+    assert schema_of(negotiation.document).task == seen.task.name
+    assert negotiation.document.name == seen.task.name and negotiation.document.description
     # each turn's prompt carries what was said before it
     assert negotiation.turns[0].text in client.requests[1].messages[0][1]
     assert negotiation.turns[1].text in client.requests[2].messages[0][1]
 
 
 def test_the_negotiation_runs_async_too():
-    views = examples.negotiation_views()[:2]
+    observations = examples.negotiation_observations()[:2]
     with FakeLLMServer(stand_in_answer) as server:
         policy = negotiator_policy(AnthropicClient(base_url=server.url, max_retries=0))
 
         async def both():
-            return await asyncio.gather(*(policy.decide_async(view) for view in views))
+            return await asyncio.gather(*(policy.decide_async(seen) for seen in observations))
 
         decisions = asyncio.run(both())
-    assert decisions == [SchemaNegotiator().decide(view) for view in views] and policy.fallback_count == 0
+    assert decisions == [SchemaNegotiator().decide(seen) for seen in observations] and policy.fallback_count == 0
 
 
 @pytest.mark.parametrize("role", ROLES)
 def test_a_nonsense_reply_falls_back_to_the_rule_counted(role):
-    factory, rule, views, _ = ROLES[role]
+    factory, rule, observations, _ = ROLES[role]
     with FakeLLMServer(NONSENSE) as server:
         policy = factory(AnthropicClient(base_url=server.url, max_retries=0))
-        decisions = [policy.decide(view) for view in views()]
-    assert decisions == [rule.decide(view) for view in views()]
+        decisions = [policy.decide(seen) for seen in observations()]
+    assert decisions == [rule.decide(seen) for seen in observations()]
     assert policy.fallbacks == {"unparseable reply": len(decisions)} and policy.llm_decisions == 0
     assert len(server.requests) == len(decisions)  # a dialogue stops at its first unusable turn
 
 
 def test_a_failed_call_falls_back_counted():
-    view = examples.negotiation_views()[0]
-    client = ScriptedClient([stand_in.reply(negotiation_request(view))])  # the opening, then no replies left
+    seen = examples.negotiation_observations()[0]
+    client = ScriptedClient([stand_in.reply(negotiation_request(seen))])  # the opening, then no replies left
     policy = negotiator_policy(client)
-    assert policy.decide(view) == SchemaNegotiator().decide(view)
+    assert policy.decide(seen) == SchemaNegotiator().decide(seen)
     assert policy.fallbacks == {"call failed (LLMError)": 1} and len(client.requests) == 2
 
 
 def test_a_server_specification_without_a_schema_block_ends_the_dialogue():
-    view = examples.negotiation_views()[0]
-    opening = stand_in.reply(negotiation_request(view))
+    seen = examples.negotiation_observations()[0]
+    opening = stand_in.reply(negotiation_request(seen))
     client = ScriptedClient([opening, "Agreed: send the date and the place, I send the forecast."])
     policy = negotiator_policy(client)
-    assert policy.decide(view) == SchemaNegotiator().decide(view)
+    assert policy.decide(seen) == SchemaNegotiator().decide(seen)
     assert policy.fallback_count == 1 and "schema block" in policy.last_failure["unparseable reply"]
 
 
 def test_a_finalised_protocol_without_its_schema_block_is_refused():
-    view = examples.negotiation_views()[0]
-    rule = SchemaNegotiator().decide(view)
-    final = stand_in.reply(negotiation_request(view, rule.turns[:2]))
+    seen = examples.negotiation_observations()[0]
+    rule = SchemaNegotiator().decide(seen)
+    final = stand_in.reply(negotiation_request(seen, rule.turns[:2]))
     prose_only = final[: final.index("```json")]
     with pytest.raises(ReplyParseError):
-        llm_policies.parse_turn(prose_only, view, rule.turns[:2])
+        llm_policies.parse_turn(prose_only, seen, rule.turns[:2])
     with pytest.raises(ReplyParseError):  # the labels out of order
-        llm_policies.parse_turn(final.replace("AGREEMENT:", "AGREED -").replace("NAME:", "AGREEMENT:"), view, ())
-    assert llm_policies.parse_turn(final, view, rule.turns[:2]) == rule.turns[2]
+        llm_policies.parse_turn(final.replace("AGREEMENT:", "AGREED -").replace("NAME:", "AGREEMENT:"), seen, ())
+    assert llm_policies.parse_turn(final, seen, rule.turns[:2]) == rule.turns[2]
 
 
 def programming_view():
-    return examples.programming_views()[0]
+    return examples.programming_observations()[0]
 
 
 def routine_reply(source: str) -> str:
@@ -171,11 +171,11 @@ def routine_reply(source: str) -> str:
 
 
 def test_a_routine_with_a_syntax_error_falls_back():
-    view = programming_view()
+    seen = programming_view()
     policy = programmer_policy(
         ScriptedClient([routine_reply("def handle(event):\n    return json.dumps({'return': 1}")])
     )
-    assert policy.decide(view) == RoutineProgrammer().decide(view)
+    assert policy.decide(seen) == RoutineProgrammer().decide(seen)
     assert policy.fallback_count == 1 and "does not compile" in policy.last_failure["unparseable reply"]
 
 
@@ -204,11 +204,11 @@ def test_the_parser_compiles_a_routine_without_running_it(tmp_path):
 def test_the_routines_the_stand_in_writes_through_the_sdk_run_in_the_sandbox():
     catalogue = load_catalogue()
     task = examples.tasks()[0]
-    document = SchemaNegotiator().decide(NegotiationView(task)).document
+    document = SchemaNegotiator().decide(NegotiationObservation(task)).document
     with FakeLLMServer(stand_in_answer) as server:
         policy = programmer_policy(AnthropicClient(base_url=server.url, max_retries=0))
-        user = policy.decide(ProgrammingView(document, USER))
-        server_side = policy.decide(ProgrammingView(document, SERVER, "perform"))
+        user = policy.decide(ProgrammingObservation(document, USER))
+        server_side = policy.decide(ProgrammingObservation(document, SERVER, "perform"))
     instance = example_input(task, np.random.default_rng(3))
 
     def perform(**fields):
@@ -221,17 +221,17 @@ def test_the_routines_the_stand_in_writes_through_the_sdk_run_in_the_sandbox():
 
 
 def test_the_suitability_reply_names_a_candidate_or_none():
-    view = examples.suitability_views()[0]
-    chosen = view.candidates[2]
-    assert llm_policies.parse_choice(f"PROTOCOL: {chosen.hash}", view) == chosen
-    assert llm_policies.parse_choice(f"**PROTOCOL:** `{chosen.hash}`", view) == chosen
-    assert llm_policies.parse_choice("PROTOCOL: NONE", view) is None
-    assert llm_policies.parse_choice("Checked.\nprotocol: none of them", view) is None
+    seen = examples.suitability_observations()[0]
+    chosen = seen.candidates[2]
+    assert llm_policies.parse_choice(f"PROTOCOL: {chosen.hash}", seen) == chosen
+    assert llm_policies.parse_choice(f"**PROTOCOL:** `{chosen.hash}`", seen) == chosen
+    assert llm_policies.parse_choice("PROTOCOL: NONE", seen) is None
+    assert llm_policies.parse_choice("Checked.\nprotocol: none of them", seen) is None
     odd = next(d for d in (ProtocolDocument(f"document {i}") for i in range(1000)) if d.hash[0] in "+/")
-    assert llm_policies.parse_choice(f"PROTOCOL: {odd.hash}", SuitabilityView(view.task, (odd,))) == odd
+    assert llm_policies.parse_choice(f"PROTOCOL: {odd.hash}", SuitabilityObservation(seen.task, (odd,))) == odd
     for reply in ["PROTOCOL: " + "A" * 27 + "=", "I would pick the second one.", "PROTOCOL: the weather one"]:
         with pytest.raises(ReplyParseError):
-            llm_policies.parse_choice(reply, view)
+            llm_policies.parse_choice(reply, seen)
 
 
 def test_a_read_reply_must_fit_the_schema_of_what_its_reader_needs():
@@ -242,32 +242,32 @@ def test_a_read_reply_must_fit_the_schema_of_what_its_reader_needs():
     wrong_type = dict(output, **{task.output["required"][0]: {"not": "a value"}})
     replies = ["{}", json.dumps(dict(output, not_a_field=1)), json.dumps(wrong_type), f"Sure: {json.dumps(output)}"]
     querier = querier_policy(ScriptedClient(replies))
-    view = Read(task, TemplateResponder().decide(Compose(task, output)))
-    assert [querier.decide(view) for _ in replies] == [output] * len(replies)
+    seen = Read(task, TemplateResponder().decide(Compose(task, output)))
+    assert [querier.decide(seen) for _ in replies] == [output] * len(replies)
     assert querier.fallbacks == {"unparseable reply": 3} and querier.llm_decisions == 1
 
 
 def test_the_stand_in_reads_only_what_rules_write():
     task = examples.tasks()[0]
-    view = Read(task, "Hi! Could you tell me the usual for tomorrow, please?")
-    assert stand_in.reply(responder_request(view)) == stand_in.CANNOT
+    seen = Read(task, "Hi! Could you tell me the usual for tomorrow, please?")
+    assert stand_in.reply(responder_request(seen)) == stand_in.CANNOT
     assert stand_in.reply(LLMRequest.user("You are a helpful assistant.", "Hello")) == stand_in.CANNOT
     policy = responder_policy(ScriptedClient(stand_in.reply))
     with pytest.raises(ReplyParseError):  # the fallback cannot read prose either: the agent's problem, not hidden
-        policy.decide(view)
+        policy.decide(seen)
     assert policy.fallback_count == 1
 
 
 def every_request():
-    """Each builder on each of its example views (the negotiator: each of the dialogue's three turns)."""
-    for role, (_, rule, views, purpose) in ROLES.items():
-        for view in views():
+    """Each builder on each of its example observations (the negotiator: each of the dialogue's three turns)."""
+    for role, (_, rule, observations, purpose) in ROLES.items():
+        for seen in observations():
             if role == "negotiator":
-                messages = rule.decide(view).turns
+                messages = rule.decide(seen).turns
                 for turn in range(3):
-                    yield role, purpose, lambda view=view, said=messages[:turn]: negotiation_request(view, said)
+                    yield role, purpose, lambda seen=seen, said=messages[:turn]: negotiation_request(seen, said)
             else:
-                yield role, purpose, lambda view=view, role=role: BUILDERS[role](view)
+                yield role, purpose, lambda seen=seen, role=role: BUILDERS[role](seen)
 
 
 def test_builders_are_deterministic_and_carry_the_activity():
@@ -281,21 +281,21 @@ def test_builders_are_deterministic_and_carry_the_activity():
 
 def test_the_prompts_give_what_each_decision_needs():
     task = examples.tasks()[0]
-    document = SchemaNegotiator().decide(NegotiationView(task)).document
-    server_prompt = programmer_request(ProgrammingView(document, SERVER, "lookup")).messages[0][1]
-    user_prompt = programmer_request(ProgrammingView(document, USER)).messages[0][1]
+    document = SchemaNegotiator().decide(NegotiationObservation(task)).document
+    server_prompt = programmer_request(ProgrammingObservation(document, SERVER, "lookup")).messages[0][1]
+    user_prompt = programmer_request(ProgrammingObservation(document, USER)).messages[0][1]
     assert "lookup(...)" in server_prompt and "send(body)" in user_prompt and document.text in user_prompt
     assert all('{"call": "<tool name>"' in p and '{"return": <' in p for p in (server_prompt, user_prompt))
-    check = suitability_request(SuitabilityView(task, (document,))).messages[0][1]
+    check = suitability_request(SuitabilityObservation(task, (document,))).messages[0][1]
     assert document.hash in check and document.name in check and document.description in check
-    opening = negotiation_request(NegotiationView(task)).messages[0][1]
+    opening = negotiation_request(NegotiationObservation(task)).messages[0][1]
     assert task.description in opening and "receives a string and returns a string" in opening
 
 
 def test_a_rule_document_in_prose_gets_no_routine_from_the_stand_in():
-    view = ProgrammingView(examples.PROSE, USER)
-    assert stand_in.reply(programmer_request(view)) == "NONE"
-    assert programmer_policy(ScriptedClient(stand_in.reply)).decide(view) is None
+    seen = ProgrammingObservation(examples.PROSE, USER)
+    assert stand_in.reply(programmer_request(seen)) == "NONE"
+    assert programmer_policy(ScriptedClient(stand_in.reply)).decide(seen) is None
 
 
 def test_the_weather_demo_with_an_llm_plays_as_the_rules_and_charges_each_reply_to_its_speaker():
@@ -322,19 +322,26 @@ def test_a_network_whose_llm_answers_nonsense_falls_back_counted_and_still_answe
 
 @pytest.mark.parametrize("role", [r for r in roles.ROLES if r is not roles.NEGOTIATOR], ids=lambda r: r.name)
 def test_a_roles_reply_writer_is_what_its_parser_reads_back(role):
-    views = {"querier": examples.querier_views, "responder": examples.responder_views}.get(role.name)
-    views = views or {"suitability": examples.suitability_views, "programmer": examples.programming_views}[role.name]
+    observations = {"querier": examples.querier_observations, "responder": examples.responder_observations}.get(
+        role.name
+    )
+    observations = (
+        observations
+        or {"suitability": examples.suitability_observations, "programmer": examples.programming_observations}[
+            role.name
+        ]
+    )
     parse = role.llm_policy(ScriptedClient([]), role.rule).parse
-    for view in views():
-        decision = role.rule.decide(view)
-        assert parse(role.reply(decision), view) == decision
+    for seen in observations():
+        decision = role.rule.decide(seen)
+        assert parse(role.reply(decision), seen) == decision
 
 
 def test_each_negotiation_turns_reply_is_what_the_turn_parser_reads_back():
-    for view in examples.negotiation_views():
-        turns = SchemaNegotiator().decide(view).turns
+    for seen in examples.negotiation_observations():
+        turns = SchemaNegotiator().decide(seen).turns
         for index, said in enumerate(turns):
-            assert llm_policies.parse_turn(roles.NEGOTIATOR.reply(said), view, turns[:index]) == said
+            assert llm_policies.parse_turn(roles.NEGOTIATOR.reply(said), seen, turns[:index]) == said
 
 
 @pytest.mark.parametrize(

@@ -114,7 +114,7 @@ def test_figure_4s_workflow_has_the_multi_hop_edges_of_the_dependencies():
 
 
 def test_the_latest_query_is_its_frame_row_its_messages_and_its_mode_counted():
-    """What the player's view reads of the model at step k: row k of the frame, the messages query k sent (in the
+    """What the state view reads of the model at step k: row k of the frame, the messages query k sent (in the
     order Alice sent them: §5.2's query 4 looks, negotiates in two posts, then asks in the protocol), and how the
     queries so far went."""
     with WeatherDemo(queries=5, rng=0) as demo:

@@ -10,12 +10,12 @@ from coordkit.agora.policies import (
     USER,
     Compose,
     KeywordSuitability,
-    NegotiationView,
-    ProgrammingView,
+    NegotiationObservation,
+    ProgrammingObservation,
     Read,
     RoutineProgrammer,
     SchemaNegotiator,
-    SuitabilityView,
+    SuitabilityObservation,
     TemplateQuerier,
     TemplateResponder,
 )
@@ -30,7 +30,7 @@ IDS = [f"{task.server}.{task.name}" for task in TASKS]
 
 
 def negotiated(task) -> ProtocolDocument:
-    return SchemaNegotiator().decide(NegotiationView(task)).document
+    return SchemaNegotiator().decide(NegotiationObservation(task)).document
 
 
 def test_the_catalogue_has_thirty_tasks():
@@ -39,7 +39,7 @@ def test_the_catalogue_has_thirty_tasks():
 
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
 def test_the_negotiated_document_carries_the_task_schema(task):
-    negotiation = SchemaNegotiator().decide(NegotiationView(task))
+    negotiation = SchemaNegotiator().decide(NegotiationObservation(task))
     assert [m.speaker for m in negotiation.turns] == [USER, SERVER, USER]
     assert all(m.text.strip() for m in negotiation.turns)
     assert task.name in negotiation.turns[0].text
@@ -50,8 +50,8 @@ def test_the_negotiated_document_carries_the_task_schema(task):
 
 
 def test_negotiation_is_deterministic_and_tasks_get_different_documents():
-    first = [SchemaNegotiator().decide(NegotiationView(task)) for task in TASKS]
-    again = [SchemaNegotiator().decide(NegotiationView(task)) for task in TASKS]
+    first = [SchemaNegotiator().decide(NegotiationObservation(task)) for task in TASKS]
+    again = [SchemaNegotiator().decide(NegotiationObservation(task)) for task in TASKS]
     assert first == again
     assert len({n.document.hash for n in first}) == len(TASKS)
 
@@ -60,13 +60,13 @@ def test_negotiation_is_deterministic_and_tasks_get_different_documents():
 def test_the_programmer_policy_is_the_schema_programmer(task):
     document = negotiated(task)
     programmer = RoutineProgrammer()
-    assert programmer.decide(ProgrammingView(document, USER)) == SchemaProgrammer().user_routine(document)
-    server = programmer.decide(ProgrammingView(document, SERVER, "lookup"))
+    assert programmer.decide(ProgrammingObservation(document, USER)) == SchemaProgrammer().user_routine(document)
+    server = programmer.decide(ProgrammingObservation(document, SERVER, "lookup"))
     assert server == SchemaProgrammer().server_routine(document, "lookup")
     assert "TOOL = 'lookup'" in server
     prose = ProtocolDocument.compose("Send the date; get the weather.", name="prose", description="no block")
-    assert programmer.decide(ProgrammingView(prose, USER)) is None
-    assert programmer.decide(ProgrammingView(prose, SERVER)) is None
+    assert programmer.decide(ProgrammingObservation(prose, USER)) is None
+    assert programmer.decide(ProgrammingObservation(prose, SERVER)) is None
 
 
 def test_suitability_accepts_the_matching_document_only():
@@ -77,15 +77,15 @@ def test_suitability_accepts_the_matching_document_only():
     changed = ProtocolDocument.compose(
         TaskSchema(task.name, task.input, changed_output).block() + "\n", name=task.name, description="changed"
     )
-    prose = ProtocolDocument(SchemaNegotiator().decide(NegotiationView(task)).document.body.split("```json")[0])
+    prose = ProtocolDocument(SchemaNegotiator().decide(NegotiationObservation(task)).document.body.split("```json")[0])
     policy = KeywordSuitability()
-    assert policy.decide(SuitabilityView(task, (matching,))) == matching
-    assert policy.decide(SuitabilityView(task, (for_other, changed, prose, matching))) == matching
-    assert policy.decide(SuitabilityView(task, (for_other,))) is None
-    assert policy.decide(SuitabilityView(task, (changed,))) is None
-    assert policy.decide(SuitabilityView(task, (prose,))) is None
-    assert policy.decide(SuitabilityView(task, ())) is None
-    assert policy.decide(SuitabilityView(other, (matching, for_other))) == for_other
+    assert policy.decide(SuitabilityObservation(task, (matching,))) == matching
+    assert policy.decide(SuitabilityObservation(task, (for_other, changed, prose, matching))) == matching
+    assert policy.decide(SuitabilityObservation(task, (for_other,))) is None
+    assert policy.decide(SuitabilityObservation(task, (changed,))) is None
+    assert policy.decide(SuitabilityObservation(task, (prose,))) is None
+    assert policy.decide(SuitabilityObservation(task, ())) is None
+    assert policy.decide(SuitabilityObservation(other, (matching, for_other))) == for_other
 
 
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
@@ -131,23 +131,23 @@ def test_templates_refuse_what_they_cannot_read():
 def test_bad_observations_give_clear_errors():
     task = TASKS[0]
     document = negotiated(task)
-    with pytest.raises(TypeError, match="decides from NegotiationView, not dict"):
+    with pytest.raises(TypeError, match="decides from NegotiationObservation, not dict"):
         SchemaNegotiator().decide(task.contract())
     with pytest.raises(TypeError, match="tasks.Task"):
-        NegotiationView(task.contract())
-    with pytest.raises(TypeError, match="decides from ProgrammingView"):
+        NegotiationObservation(task.contract())
+    with pytest.raises(TypeError, match="decides from ProgrammingObservation"):
         RoutineProgrammer().decide(document)
     with pytest.raises(TypeError, match="ProtocolDocument, not str"):
-        ProgrammingView(document.text, USER)
+        ProgrammingObservation(document.text, USER)
     with pytest.raises(ValueError, match="choose one of user, server"):
-        ProgrammingView(document, "client")
+        ProgrammingObservation(document, "client")
     with pytest.raises(ValueError, match="calls only send"):
-        ProgrammingView(document, USER, "lookup")
+        ProgrammingObservation(document, USER, "lookup")
     with pytest.raises(ValueError, match="name of one of the server's tools"):
-        RoutineProgrammer().decide(ProgrammingView(document, SERVER, "not a tool"))
+        RoutineProgrammer().decide(ProgrammingObservation(document, SERVER, "not a tool"))
     with pytest.raises(TypeError, match="tuple of ProtocolDocument"):
-        SuitabilityView(task, [document])
-    with pytest.raises(TypeError, match="decides from SuitabilityView"):
+        SuitabilityObservation(task, [document])
+    with pytest.raises(TypeError, match="decides from SuitabilityObservation"):
         KeywordSuitability().decide((task, (document,)))
     with pytest.raises(TypeError, match="decides from Compose or Read"):
         TemplateQuerier().decide("hello")

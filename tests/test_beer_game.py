@@ -17,7 +17,7 @@ from coordkit.rep.beer_game import charts, metrics, panels
 from coordkit.rep.beer_game.model import PROTOCOL_NAMES, PROTOCOLS, BeerGame
 from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, AnchorAndAdjust, RuleSynthesis
 from coordkit.rep.protocol import SynthesisRequest
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 
 def play(protocol: str = "rep_textual", seed: int = 0, **params) -> BeerGame:
@@ -270,7 +270,7 @@ def test_players_see_their_neighbours_last_messages():
     game.step()
     game.step()
     wholesaler = game.chain[1]
-    notes = wholesaler.view(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
+    notes = wholesaler.observation(wholesaler.client.transport.receive(wholesaler.unique_id)).neighbour_notes
     assert [note.split(" ordered ")[0] for note in notes] == ["retailer", "distributor"]
     assert "demand looks like" in notes[0]
 

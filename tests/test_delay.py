@@ -17,7 +17,7 @@ from coordkit.llm import ScriptedClient
 from coordkit.llm.parsing import ReplyParseError
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 
 def play(seed: int = 0, **params) -> DelayedDilemma:

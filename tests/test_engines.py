@@ -144,7 +144,7 @@ UNGUARDED = {  # a sweep with a store (a worker must stop before it takes the lo
 import sys
 sys.path.insert(0, {tests!r})
 from sweep_targets import coin_run
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 sweep(coin_run, {{"p": [0.5], "flips": [10, 20]}}, engine="processes", workers=1, store="runs", progress=False)
 """,

@@ -27,13 +27,13 @@ from coordkit.rep.fishbanks.policies import (
     STRESS,
     THETA_NAMES,
     CompetitiveFleet,
-    FleetView,
+    FleetObservation,
     REPFleet,
     REPSituation,
     RuleSynthesis,
 )
 from coordkit.rep.protocol import SynthesisRequest, run_consensus
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 THETA = {QUOTA: 30.0, HEALTH: 0.8, CONFIDENCE: 0.5, STRESS: 0.5}
 
@@ -42,7 +42,7 @@ def play(protocol: str = "rep_textual", seed: int = 0, **params) -> Fishbanks:
     return Fishbanks(protocol=protocol, rng=seed, **params).run()
 
 
-def view(**changes) -> FleetView:
+def observation(**changes) -> FleetObservation:
     defaults = dict(
         company="A",
         profile="deep-sea industrial",
@@ -60,7 +60,7 @@ def view(**changes) -> FleetView:
         industry_catch=900.0,
         neighbour_boats=(("B", 6), ("C", 5)),
     )
-    return FleetView(**(defaults | changes))
+    return FleetObservation(**(defaults | changes))
 
 
 # --- the stock model ----------------------------------------------------------------------------------------------
@@ -230,15 +230,17 @@ def test_rep_companies_check_the_holds_their_neighbours_stated():
 
 
 def test_competitive_fleet_moves_towards_the_neighbours_without_a_ratchet():
-    assert CompetitiveFleet().boats(view()) == 5  # half way from 4 to 5.5 is 4.75; r < v, stock above the peak
-    assert CompetitiveFleet().boats(view(risk_tolerance=0.7)) == 6  # r > v and boats pay: one more
-    assert CompetitiveFleet().boats(view(density_estimate=0.5)) == 4  # v > r, stock below the peak: one fewer
-    assert CompetitiveFleet().boats(view(profit_per_boat=-10.0)) == 4  # losing money: one fewer
-    assert CompetitiveFleet().boats(view(neighbour_boats=(), risk_tolerance=0.7)) == 5  # alone: its own fleet, +1
-    assert CompetitiveFleet().boats(view(boats=10, risk_tolerance=0.9)) == 9  # towards 5.5, +1
+    assert CompetitiveFleet().boats(observation()) == 5  # half way from 4 to 5.5 is 4.75; r < v, stock above the peak
+    assert CompetitiveFleet().boats(observation(risk_tolerance=0.7)) == 6  # r > v and boats pay: one more
+    assert CompetitiveFleet().boats(observation(density_estimate=0.5)) == 4  # v > r, stock below the peak: one fewer
+    assert CompetitiveFleet().boats(observation(profit_per_boat=-10.0)) == 4  # losing money: one fewer
+    assert (
+        CompetitiveFleet().boats(observation(neighbour_boats=(), risk_tolerance=0.7)) == 5
+    )  # alone: its own fleet, +1
+    assert CompetitiveFleet().boats(observation(boats=10, risk_tolerance=0.9)) == 9  # towards 5.5, +1
     # the issue's case: a losing company with 3 boats among neighbours at 8 goes half way up, then one down
-    assert CompetitiveFleet().boats(view(boats=3, neighbour_boats=(("B", 8),), profit_per_boat=-1.0)) == 5
-    boats, reasoning = CompetitiveFleet().decide(view())
+    assert CompetitiveFleet().boats(observation(boats=3, neighbour_boats=(("B", 8),), profit_per_boat=-1.0)) == 5
+    boats, reasoning = CompetitiveFleet().decide(observation())
     assert (
         reasoning
         == "Neighbours average 5.5 boats (total 11); our profit per boat was $245: deploying 5 boats to keep our share."
@@ -247,32 +249,34 @@ def test_competitive_fleet_moves_towards_the_neighbours_without_a_ratchet():
 
 def test_rep_fleet_holds_as_far_as_it_trusts():
     # share = 30 / 23.25 = 1.290 boats; hold = 1.290 x 2^(0.2 - 0.5) = 1.048; the competitive fleet is 5
-    trusting = REPSituation(view(), THETA | {CONFIDENCE: 1.0})
-    wary = REPSituation(view(), THETA | {CONFIDENCE: 0.0})
+    trusting = REPSituation(observation(), THETA | {CONFIDENCE: 1.0})
+    wary = REPSituation(observation(), THETA | {CONFIDENCE: 0.0})
     assert REPFleet().decide(trusting)[0] == 1 and REPFleet().decide(wary)[0] == 5
-    boats, sensitivity = REPFleet().decide(REPSituation(view(), THETA))  # 0.5 x 1.048 + 0.5 x 5 = 3.02
+    boats, sensitivity = REPFleet().decide(REPSituation(observation(), THETA))  # 0.5 x 1.048 + 0.5 x 5 = 3.02
     assert boats == 3
     assert sensitivity.values["hold"] == 1 and sensitivity.values["others_at_most"] == 2
     assert sensitivity.values["raise_to"] == 5
     assert "We deploy 3 boats and will hold at 1 if the others average at most 2; above that we would raise to 5." in (
         sensitivity.text
     )
-    keen = REPFleet().decide(REPSituation(view(risk_tolerance=1.0, sustainability=0.0), THETA | {CONFIDENCE: 1.0}))
+    keen = REPFleet().decide(
+        REPSituation(observation(risk_tolerance=1.0, sustainability=0.0), THETA | {CONFIDENCE: 1.0})
+    )
     assert keen[0] == 3 and keen[1].values["hold"] == 3  # twice the share: 2.58 boats
 
 
 def test_rep_fleet_proposes_from_its_own_reading_of_the_stock():
     kept = (("B", False), ("C", True))  # B deployed above its hold while the others met its condition; C held
-    values = REPFleet().decide(REPSituation(view(), THETA, kept))[1].values
+    values = REPFleet().decide(REPSituation(observation(), THETA, kept))[1].values
     assert values[f"propose:{QUOTA}"] == pytest.approx(582 / 12)  # the stock at its best, shared
     assert values[f"propose:{HEALTH}"] == 1.0
     assert values[f"propose:{CONFIDENCE}"] == 0.5  # deeds alone
     assert values[f"propose:{STRESS}"] == pytest.approx(900 / (900 + 378.5))
     conditions = (("B", 2, 4), ("C", 2, 2))  # each holding at 2 if the others average at most 4, 2: both met
-    both = REPFleet().decide(REPSituation(view(), THETA, kept, conditions))[1]
+    both = REPFleet().decide(REPSituation(observation(), THETA, kept, conditions))[1]
     assert both.values[f"propose:{CONFIDENCE}"] == 0.75  # deeds 0.5, words 1
     assert "Last season 1 of 2 others kept their word." in both.text
-    first_season = REPFleet().decide(REPSituation(view(industry_catch=None, neighbour_boats=()), THETA))[1]
+    first_season = REPFleet().decide(REPSituation(observation(industry_catch=None, neighbour_boats=()), THETA))[1]
     assert f"propose:{STRESS}" not in first_season.values and "not yet fished" in first_season.text
     assert f"propose:{CONFIDENCE}" not in first_season.values and "kept their word" not in first_season.text
 
@@ -480,11 +484,11 @@ def test_every_number_in_the_comparison_is_finite():
     assert len(points) == 3 and (points.abs() <= 100).all(), points  # a gain in points cannot explode
 
 
-# --- the player's view --------------------------------------------------------------------------------------------
+# --- the state view -----------------------------------------------------------------------------------------------
 
 
 def rows_with(spec: dict, column: str) -> list[dict]:
-    """The rows of the view's dataset that has ``column``."""
+    """The rows of the state view's dataset that has ``column``."""
     (rows,) = [rows for rows in spec["datasets"].values() if rows and column in rows[0]]
     return rows
 

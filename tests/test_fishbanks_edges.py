@@ -5,13 +5,13 @@ import pytest
 
 from coordkit.rep.fishbanks.ecology import Fishery
 from coordkit.rep.fishbanks.model import Fishbanks
-from coordkit.rep.fishbanks.policies import CONFIDENCE, HEALTH, QUOTA, STRESS, FleetView, REPFleet, REPSituation
+from coordkit.rep.fishbanks.policies import CONFIDENCE, HEALTH, QUOTA, STRESS, FleetObservation, REPFleet, REPSituation
 
 TINY_CATCH = Fishery(catch_per_boat=1e-310)  # legal: the declaration's range is (0, 1000]
 
 
-def tiny_catch_view(max_boats: int = 10) -> FleetView:
-    return FleetView(
+def tiny_catch_view(max_boats: int = 10) -> FleetObservation:
+    return FleetObservation(
         company="A",
         profile="deep-sea industrial",
         season=2,
@@ -34,9 +34,9 @@ def tiny_catch_view(max_boats: int = 10) -> FleetView:
 def test_an_unbounded_hold_is_the_most_boats_and_zero_trust_ignores_it(confidence):
     theta = {QUOTA: 145.5, HEALTH: 1.0, CONFIDENCE: confidence, STRESS: 0.5}
     situation = REPSituation(tiny_catch_view(), theta)
-    assert REPFleet().share(situation.view, theta) == float("inf")
+    assert REPFleet().share(situation.observation, theta) == float("inf")
     boats, sensitivity = REPFleet().decide(situation)
-    competitive = REPFleet().rule.boats(situation.view)
+    competitive = REPFleet().rule.boats(situation.observation)
     assert boats == (competitive if confidence == 0 else 10)
     assert sensitivity.values["hold"] == sensitivity.values["others_at_most"] == 10
 

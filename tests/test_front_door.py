@@ -32,11 +32,21 @@ def test_the_front_doors_names():
     assert all_models is models and figures.get("rep-beer-fig1").id == "rep-beer-fig1"
 
 
-def test_sweep_is_the_function_even_after_its_module_is_imported():
-    import coordkit.sweep  # noqa: F401 — the import system would set coordkit.sweep to this module
-    from coordkit import sweep
+def test_sweep_is_the_function_and_its_module_is_sweeps():
+    import coordkit.sweeps  # noqa: F401
+    from coordkit import SweepError, sweep
 
-    assert inspect.isfunction(sweep) and sweep.__module__ == "coordkit.sweep" and coordkit.sweep is sweep
+    assert inspect.isfunction(sweep) and sweep.__module__ == "coordkit.sweeps" and coordkit.sweep is sweep
+    assert SweepError.__module__ == "coordkit.sweeps"
+
+
+def test_the_old_sweep_module_warns_and_keeps_sweep_the_function():
+    sys.modules.pop("coordkit.sweep", None)
+    with pytest.warns(DeprecationWarning, match="coordkit.sweeps") as caught:
+        from coordkit.sweep import SweepError, sweep  # the import system would set coordkit.sweep to the module
+
+    assert caught[0].filename == __file__  # the warning points at the import that needs changing
+    assert sweep is coordkit.sweeps.sweep and coordkit.sweep is sweep and SweepError is coordkit.sweeps.SweepError
 
 
 def test_an_unknown_name_is_an_attribute_error():

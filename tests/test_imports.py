@@ -188,8 +188,8 @@ def test_imports_in_blocks_that_run_at_import_time_are_edges():
 
 
 def test_a_relative_import_is_resolved_from_the_importer():
-    node = ast.parse("from ..sweep import sweep\n").body[0]
-    known = {"coordkit.rep.sweep", "coordkit.sweep"}
-    assert imported_modules(node, "coordkit.rep.movies.model", False, known) == {"coordkit.rep.sweep"}
-    assert imported_modules(node, "coordkit.rep.movies", True, known) == {"coordkit.rep.sweep"}
-    assert imported_modules(node, "coordkit.rep", True, known) == {"coordkit.sweep"}
+    node = ast.parse("from ..sweeps import sweep\n").body[0]
+    known = {"coordkit.rep.sweeps", "coordkit.sweeps"}
+    assert imported_modules(node, "coordkit.rep.movies.model", False, known) == {"coordkit.rep.sweeps"}
+    assert imported_modules(node, "coordkit.rep.movies", True, known) == {"coordkit.rep.sweeps"}
+    assert imported_modules(node, "coordkit.rep", True, known) == {"coordkit.sweeps"}

@@ -212,10 +212,10 @@ def test_a_tournament_refuses_entrants_it_cannot_tell_apart_or_play():
 # --- the Beer Game: a rule orders for every stage; the protocol keeps its messages ---------------------------------
 
 
-def order_up_to(view) -> int:
+def order_up_to(seen) -> int:
     """The base-stock reference, as a student writes it."""
-    demand = 0.36 * view.incoming_order + 0.64 * view.expected_demand
-    return whole_cases(max(0.0, (12 - view.net_stock) + demand * view.lead_time - view.supply_line))
+    demand = 0.36 * seen.incoming_order + 0.64 * seen.expected_demand
+    return whole_cases(max(0.0, (12 - seen.net_stock) + demand * seen.lead_time - seen.supply_line))
 
 
 def test_a_beer_game_rule_plays_as_the_rule_it_copies():
@@ -233,9 +233,9 @@ def test_under_rep_a_rule_orders_and_the_protocol_still_shares_sensitivities():
 
 
 def test_an_a2a_stage_sends_the_rules_message_or_its_own_reasoning():
-    with_words = BeerGame(protocol="a2a", policy=lambda view: Order(4, "steady as she goes"), rng=0).run().frame()
+    with_words = BeerGame(protocol="a2a", policy=lambda seen: Order(4, "steady as she goes"), rng=0).run().frame()
     assert (with_words.query("round > 0")["message"] == "steady as she goes").all()
-    plain = BeerGame(protocol="a2a", policy=lambda view: 4, rng=0).run().frame().query("round > 0")
+    plain = BeerGame(protocol="a2a", policy=lambda seen: 4, rng=0).run().frame().query("round > 0")
     assert plain["message"].str.startswith("Ordering 4:").all()
 
 
@@ -247,9 +247,9 @@ def test_a_registered_ordering_rule_is_a_name_the_beer_game_takes():
 # --- Fishbanks: a rule deploys for every company; the protocol keeps its messages -----------------------------------
 
 
-def cautious(view) -> int:
+def cautious(seen) -> int:
     """Fewer boats while the stock looks low, one more while it looks high."""
-    return max(1, min(view.max_boats, view.boats + (1 if view.density_estimate > 0.6 else -1)))
+    return max(1, min(seen.max_boats, seen.boats + (1 if seen.density_estimate > 0.6 else -1)))
 
 
 def test_under_rep_a_fishbanks_rule_deploys_and_the_protocol_still_shares_sensitivities():
@@ -262,7 +262,7 @@ def test_under_rep_a_fishbanks_rule_deploys_and_the_protocol_still_shares_sensit
 
 
 def test_a_deployment_carries_an_a2a_message():
-    frame = Fishbanks(protocol="a2a", policy=lambda view: Deployment(3, "three, as agreed"), rng=0).run().frame()
+    frame = Fishbanks(protocol="a2a", policy=lambda seen: Deployment(3, "three, as agreed"), rng=0).run().frame()
     assert (frame[frame["season"] > 0]["message"] == "three, as agreed").all()
 
 
@@ -270,13 +270,13 @@ def test_a_deployment_carries_an_a2a_message():
 
 
 def test_a_list_gives_each_stage_its_rule_and_none_keeps_a_stages_own():
-    mixed = BeerGame(protocol="base_stock", policy=[order_up_to, None, None, lambda view: 4], rng=3).run().frame()
+    mixed = BeerGame(protocol="base_stock", policy=[order_up_to, None, None, lambda seen: 4], rng=3).run().frame()
     built_in = BeerGame(protocol="base_stock", rng=3).run().frame()
     factory = mixed.query("stage == 'factory' and round > 0")["order"]
     assert (factory == 4).all(), "the factory plays the constant rule it was given"
     middle = "stage in ('wholesaler', 'distributor') and round == 1"
     assert list(mixed.query(middle)["order"]) == list(built_in.query(middle)["order"]), "None: the stage's own rule"
-    by_name = BeerGame(protocol="base_stock", policy={"factory": lambda view: 4, "retailer": order_up_to}, rng=3)
+    by_name = BeerGame(protocol="base_stock", policy={"factory": lambda seen: 4, "retailer": order_up_to}, rng=3)
     assert_frame_equal(mixed, by_name.run().frame())
 
 
@@ -292,7 +292,7 @@ def test_a_list_of_the_wrong_length_or_an_unknown_name_is_refused_before_any_run
 # --- tournaments in populations: each entrant as the whole population, then every two mixed ------------------------
 
 
-def constant_four(view) -> int:
+def constant_four(seen) -> int:
     return 4
 
 
@@ -311,8 +311,8 @@ def test_a_beer_game_tournament_fields_each_rule_alone_and_mixed_and_ranks_the_c
 
 
 def test_a_fishbanks_tournament_seats_the_two_rules_alternately_in_a_mixed_industry():
-    def greedy(view) -> int:
-        return view.max_boats
+    def greedy(seen) -> int:
+        return seen.max_boats
 
     result = tournament(Fishbanks, [cautious, greedy], seeds=1, progress=False, companies=4)
     mixed = result.matches.query("field == 'mixed'")
@@ -327,9 +327,9 @@ def test_a_fishbanks_tournament_seats_the_two_rules_alternately_in_a_mixed_indus
 def test_check_policy_plays_a_population_rule_in_one_seat_among_the_agents_own_rules():
     report = check_policy(order_up_to, BeerGame)
     assert report.passed and "as one agent of 4, the others playing the agents' own rule" in str(report)
-    named = check_policy(lambda view: True, BeerGame)
+    named = check_policy(lambda seen: True, BeerGame)
     assert "policy '<lambda>' returned True" in named.checks[0].detail, "the error names the rule, not a wrapper"
-    wrong = check_policy(lambda view: -1, Fishbanks)
+    wrong = check_policy(lambda seen: -1, Fishbanks)
     assert not wrong.passed and "returned -1" in wrong.checks[0].detail
 
 
@@ -382,19 +382,19 @@ def test_a_students_copy_of_the_papers_random_rule_replays_it_draw_for_draw():
 
 @pytest.mark.parametrize("model", [BeerGame, Fishbanks], ids=lambda model: model.__name__)
 def test_in_a_population_each_agents_random_rule_draws_from_its_own_stream(model):
-    seen = []
+    draws = []
 
-    def dice(view, rng) -> int:
-        seen.append(float(rng.random()))
+    def dice(seen, rng) -> int:
+        draws.append(float(rng.random()))
         return 2
 
     model(policy=policy_from(dice, stochastic=True), rng=0).run()
     agents = 4 if model is BeerGame else 12
-    first_draws = seen[:agents]
+    first_draws = draws[:agents]
     assert len(set(first_draws)) == agents, "no two agents share a stream"
     again = []
-    model(policy=policy_from(lambda view, rng: again.append(float(rng.random())) or 2, stochastic=True), rng=0).run()
-    assert again == seen
+    model(policy=policy_from(lambda seen, rng: again.append(float(rng.random())) or 2, stochastic=True), rng=0).run()
+    assert again == draws
 
 
 # --- pressure fields: a rule proposes the actors' patches; the strategy still picks the rows -------------------------
@@ -402,10 +402,10 @@ def test_in_a_population_each_agents_random_rule_draws_from_its_own_stream(model
 
 def first_available(assignment):
     """The first value the first target cell still lacks."""
-    view = assignment.view
-    for column in target_cells(view):
-        if view.available[column]:
-            return column, view.available[column][0]
+    seen = assignment.observation
+    for column in target_cells(seen):
+        if seen.available[column]:
+            return column, seen.available[column][0]
     return None
 
 
@@ -427,16 +427,16 @@ def test_a_pressure_field_refuses_a_patch_outside_the_row_and_a_policy_for_the_c
 
 def test_a_whole_float_or_a_built_in_rules_pair_is_a_decision_a_fraction_is_not():
     assert_frame_equal(
-        BeerGame(policy=lambda view: view.incoming_order, rng=0).run().frame(),
-        BeerGame(policy=lambda view: round(view.incoming_order), rng=0).run().frame(),
+        BeerGame(policy=lambda seen: seen.incoming_order, rng=0).run().frame(),
+        BeerGame(policy=lambda seen: round(seen.incoming_order), rng=0).run().frame(),
     )
     from coordkit.rep.beer_game.policies import BaseStock
 
     assert check_policy(BaseStock(), BeerGame).passed, "a built-in rule's (cases, reasoning) is an order too"
     with pytest.raises(DecisionError, match=r"returned 4.5: .* a \(cases, message\) pair .*; round it: 5"):
-        BeerGame(policy=lambda view: 4.5, rng=0).run()
+        BeerGame(policy=lambda seen: 4.5, rng=0).run()
     with pytest.raises(DecisionError, match=r"returned 2.5: a company deploys"):
-        Fishbanks(policy=lambda view: 2.5, rng=0).run()
+        Fishbanks(policy=lambda seen: 2.5, rng=0).run()
 
 
 def test_a_students_subclass_plays_in_its_familys_player_with_the_same_controls():

@@ -444,7 +444,7 @@ def test_the_fast_panel_plays_the_fast_path_with_its_controls():
     assert panel.last_error is None and f"({final['participants']:,.0f} agents join)" in str(title)
 
 
-# --- the player's view --------------------------------------------------------------------------------------------
+# --- the state view -----------------------------------------------------------------------------------------------
 
 
 def rows_with(spec: dict, column: str) -> pd.DataFrame:

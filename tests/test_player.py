@@ -273,7 +273,7 @@ def test_a_changed_control_while_playing_stops_the_play():
     asyncio.run(scenario())
 
 
-def test_the_static_view_shows_the_step_on_screen():
+def test_the_snapshot_shows_the_step_on_screen():
     played = player()
     for _ in range(3):
         played.step()

@@ -318,8 +318,8 @@ def test_the_ablation_chart_names_its_axis_and_stacks_each_configurations_switch
 
 
 def test_an_actor_that_always_fails_proposes_nothing_and_one_that_never_does_plays_as_before():
-    view = PressureField(rng=0).view(3)
-    assert RuleActor(np.random.default_rng(0), failure=1.0).decide(Assignment(view, 0.5)) is None
+    seen = PressureField(rng=0).row_observation(3)
+    assert RuleActor(np.random.default_rng(0), failure=1.0).decide(Assignment(seen, 0.5)) is None
     before, after = PressureField(rng=4).run(), PressureField(failure=0.0, rng=4).run()
     pd.testing.assert_frame_equal(before.frame(), after.frame())
     hopeless = PressureField(failure=1.0, max_ticks=30, rng=4).run()

@@ -6,7 +6,7 @@ from sweep_targets import CountingEngine, Walk, client_run, coin_run, seed_echo_
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import ProcessEngine, SerialEngine, SweepError, sweep, sweep_cells
+from coordkit.sweeps import ProcessEngine, SerialEngine, SweepError, sweep, sweep_cells
 
 GRID = {"p": [0.2, 0.8], "flips": [10, 20, 30]}
 

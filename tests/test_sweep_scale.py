@@ -15,8 +15,8 @@ from sweep_targets import CountingEngine, Walk, coin_run, dying_run, failing_run
 from coordkit import engines
 from coordkit.delay.model import DelayedDilemma
 from coordkit.engines import DaskEngine
-from coordkit.sweep import SweepError, sweep
 from coordkit.sweep_store import MANIFEST, PARTIAL, RUNS, StoreError
+from coordkit.sweeps import SweepError, sweep
 
 TESTS = Path(__file__).parent
 GRID = {"p": [0.3, 0.7], "flips": [10, 50]}
@@ -90,7 +90,7 @@ def test_a_sweep_killed_half_way_resumes_to_the_uninterrupted_frame(tmp_path):
     store = tmp_path / "store"
     script = (
         f"import sys; sys.path.insert(0, {str(TESTS)!r}); from sweep_targets import slow_run; "
-        "from coordkit.sweep import sweep; "
+        "from coordkit.sweeps import sweep; "
         f"sweep(slow_run, {{'x': list(range(40))}}, seeds=2, store={str(store)!r}, progress=False)"
     )
     process = subprocess.Popen([sys.executable, "-c", script])

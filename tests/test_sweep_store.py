@@ -20,7 +20,6 @@ import pytest
 from pandas.testing import assert_frame_equal
 from sweep_targets import CountingEngine, coin_run, seed_echo_run
 
-from coordkit.sweep import sweep
 from coordkit.sweep_store import (
     DAMAGED,
     FORMAT,
@@ -31,6 +30,7 @@ from coordkit.sweep_store import (
     StoreError,
     SweepStore,
 )
+from coordkit.sweeps import sweep
 
 GRID = {"p": [0.3, 0.7], "flips": [10, 20]}
 SEEDS = [1, 2]

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from altair.utils import schemapi
 
-from coordkit import parameters, static_view, viz
+from coordkit import parameters, snapshot, viz
 from coordkit.live_chart import LiveChart
 from coordkit.model import models
 from coordkit.parameters import Integer, Real
-from coordkit.static_view import LiveMark
-from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle, control, controls, model_panel
+from coordkit.snapshot import LiveMark
+from coordkit.ui import CheckboxControl, DropdownControl, ExperimentPanel, SliderControl, control, controls, model_panel
 
 
 class Recorder:
@@ -31,10 +31,10 @@ class Recorder:
 
 
 PARAMS = [
-    Slider("n_agents", 2, 20, default=5),
-    Slider("noise", 0.0, 1.0, 0.05, default=0.1, label="Noise level"),
-    Choice("strategy", [("Tit for tat", "tft"), ("Always defect", "alld")], default="alld"),
-    Toggle("memory", default=True),
+    SliderControl("n_agents", 2, 20, default=5),
+    SliderControl("noise", 0.0, 1.0, 0.05, default=0.1, label="Noise level"),
+    DropdownControl("strategy", [("Tit for tat", "tft"), ("Always defect", "alld")], default="alld"),
+    CheckboxControl("memory", default=True),
 ]
 
 
@@ -74,7 +74,7 @@ def test_layout_is_controls_then_status_then_chart():
     assert list(controls.children) == list(panel.controls.values())
     assert status_line.children == (panel.status,)
     assert output is panel.output
-    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the static view when live
+    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the snapshot when live
 
 
 def test_runs_on_start_and_shows_the_result():
@@ -173,7 +173,9 @@ def test_a_failing_run_clears_the_previous_charts_and_says_so():
             raise ValueError("too many agents\nsecond line")
         return line_of(n_agents)
 
-    panel = ExperimentPanel(run, [Slider("n_agents", 2, 20, default=5)], lambda f: [line_chart(f), f], debounce=0)
+    panel = ExperimentPanel(
+        run, [SliderControl("n_agents", 2, 20, default=5)], lambda f: [line_chart(f), f], debounce=0
+    )
     assert len(panel.output.children) == 2
     panel.controls["n_agents"].value = 15
     status = html.unescape(panel.status.value)
@@ -181,9 +183,9 @@ def test_a_failing_run_clears_the_previous_charts_and_says_so():
     assert "second line" not in status
     assert isinstance(panel.last_error, ValueError) and panel.result is None
     assert panel.output.children == ()  # nothing of the run at 5 agents passes for the run at 15
-    view = panel.static_view.html()
-    assert settings_in(view) == {"n agents": "15"} and "failed" in view and "too many agents" in view
-    assert not charts_in(view)
+    saved = panel.static_view.html()
+    assert settings_in(saved) == {"n agents": "15"} and "failed" in saved and "too many agents" in saved
+    assert not charts_in(saved)
     panel.controls["n_agents"].value = 6
     assert panel.last_error is None and "done in" in panel.status.value
     chart, table = panel.output.children
@@ -205,7 +207,7 @@ def test_run_with_a_progress_argument_gets_a_progress_bar():
             seen.append((panel.progress.value, panel.progress.layout.visibility))
         return steps
 
-    panel = ExperimentPanel(run, [Slider("steps", 1, 10, default=4)], run_on_start=False)
+    panel = ExperimentPanel(run, [SliderControl("steps", 1, 10, default=4)], run_on_start=False)
     assert panel.progress in panel.widget.children[-3].children
     panel.refresh()
     assert seen == [(0.25, "visible"), (0.5, "visible"), (0.75, "visible"), (1.0, "visible")]
@@ -215,14 +217,17 @@ def test_run_with_a_progress_argument_gets_a_progress_bar():
 @pytest.mark.parametrize(
     "declare, message",
     [
-        (lambda: Slider("n", 5, 1), "low"),
-        (lambda: Slider("n", 1, 5, step=0), "step"),
-        (lambda: Slider("n", 1, 5, default=9), r"not in \[1, 5\]"),
-        (lambda: Choice("mode", []), "no options"),
-        (lambda: Choice("mode", ["a", "b"], default="c"), "not among"),
-        (lambda: Toggle("memory", default="yes"), "True or False"),
-        (lambda: Slider("number of agents", 1, 5), "identifier"),
-        (lambda: ExperimentPanel(Recorder(), [Slider("n", 1, 5), Toggle("n")]), "duplicate parameter names: n$"),
+        (lambda: SliderControl("n", 5, 1), "low"),
+        (lambda: SliderControl("n", 1, 5, step=0), "step"),
+        (lambda: SliderControl("n", 1, 5, default=9), r"not in \[1, 5\]"),
+        (lambda: DropdownControl("mode", []), "no options"),
+        (lambda: DropdownControl("mode", ["a", "b"], default="c"), "not among"),
+        (lambda: CheckboxControl("memory", default="yes"), "True or False"),
+        (lambda: SliderControl("number of agents", 1, 5), "identifier"),
+        (
+            lambda: ExperimentPanel(Recorder(), [SliderControl("n", 1, 5), CheckboxControl("n")]),
+            "duplicate parameter names: n$",
+        ),
     ],
 )
 def test_bad_declarations_raise_clear_errors(declare, message):
@@ -231,15 +236,15 @@ def test_bad_declarations_raise_clear_errors(declare, message):
 
 
 def test_choice_values_and_labels():
-    assert Choice("size", [10, 20]).pairs == (("10", 10), ("20", 20))
-    assert Choice("grid", [(3, 3), (5, 5)]).values == ((3, 3), (5, 5))
-    assert Choice("mode", [("Fast", "f"), ("Slow", "s")]).values == ("f", "s")
+    assert DropdownControl("size", [10, 20]).pairs == (("10", 10), ("20", 20))
+    assert DropdownControl("grid", [(3, 3), (5, 5)]).values == ((3, 3), (5, 5))
+    assert DropdownControl("mode", [("Fast", "f"), ("Slow", "s")]).values == ("f", "s")
 
 
 def test_slider_kind_follows_its_numbers():
-    assert Slider("n", 1, 5).is_int
-    assert not Slider("p", 0, 1, 0.1).is_int
-    assert not Slider("p", 0, 10, default=2.5).is_int
+    assert SliderControl("n", 1, 5).is_int
+    assert not SliderControl("p", 0, 1, 0.1).is_int
+    assert not SliderControl("p", 0, 10, default=2.5).is_int
 
 
 def test_controls_come_from_a_models_declaration_with_overrides():
@@ -307,7 +312,7 @@ def test_a_model_panel_plays_the_model_with_the_controls_and_the_seed():
 
 def test_a_control_that_the_other_values_make_irrelevant_is_greyed_out_and_still_read():
     run = Recorder()
-    memory = Slider("memory", 1, 10, active_when=lambda values: values["strategy"] == "tft")
+    memory = SliderControl("memory", 1, 10, active_when=lambda values: values["strategy"] == "tft")
     panel = ExperimentPanel(run, [*PARAMS[2:3], memory])  # the strategy starts at "alld"
     control = panel.controls["memory"]
     assert control.disabled and control.tooltip == "no effect with the current settings"
@@ -346,7 +351,7 @@ def test_a_model_panels_seed_can_say_when_it_matters():
 
 def test_an_option_meaning_none_shows_its_label_and_gives_none():
     calls = Recorder()
-    consensus = Choice("consensus", [("median", "median_coordinate"), ("none", None)])
+    consensus = DropdownControl("consensus", [("median", "median_coordinate"), ("none", None)])
     panel = ExperimentPanel(calls, [consensus], debounce=0)
     dropdown = panel.controls["consensus"]
     dropdown.label = "none"
@@ -357,7 +362,7 @@ def test_an_option_meaning_none_shows_its_label_and_gives_none():
 
 
 def test_a_chart_goes_to_a_live_chart_that_gets_each_new_spec_with_a_new_serial():
-    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], lambda f: [line_chart(f), f], debounce=0)
+    panel = ExperimentPanel(line_of, [SliderControl("n", 2, 10, default=3)], lambda f: [line_chart(f), f], debounce=0)
     chart, table = panel.output.children
     assert isinstance(chart, LiveChart) and isinstance(table, widgets.Output)
     assert chart.spec["mark"] == {"type": "line"} and len(chart.spec["datasets"]) == 1
@@ -373,7 +378,7 @@ def test_a_chart_goes_to_a_live_chart_that_gets_each_new_spec_with_a_new_serial(
 
 def test_a_broken_chart_is_reported_when_its_slot_is_made():
     broken = lambda f: alt.Chart(f).mark_line().encode(x=alt.X("x", type="nonsense"))  # noqa: E731
-    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], broken, debounce=0)
+    panel = ExperimentPanel(line_of, [SliderControl("n", 2, 10, default=3)], broken, debounce=0)
     assert "error: SchemaValidationError" in panel.status.value and panel.output.children == ()
 
 
@@ -384,19 +389,19 @@ def test_charts_are_built_without_altairs_per_mark_validation_which_is_restored_
         seen.append(schemapi.DEBUG_MODE)
         return alt.Chart(frame).mark_line(point=True).encode(x=alt.X("x:Q"), y=alt.Y("y:Q"))
 
-    panel = ExperimentPanel(line_of, [Slider("n", 2, 10, default=3)], chart, debounce=0)
+    panel = ExperimentPanel(line_of, [SliderControl("n", 2, 10, default=3)], chart, debounce=0)
     panel.controls["n"].value = 4
     assert seen == [False, False] and schemapi.DEBUG_MODE and panel.last_error is None
 
 
 def settings_in(view: str) -> dict[str, str]:
-    """The settings a static view names, label → value."""
+    """The settings a snapshot names, label → value."""
     found = re.findall(r'coordkit-setting-label">([^<]*)</span>: <b class="coordkit-setting-value">([^<]*)</b>', view)
     return {html.unescape(label): html.unescape(value) for label, value in found}
 
 
 def charts_in(view: str) -> list[str]:
-    """The SVGs a static view shows, decoded from their data URIs."""
+    """The SVGs a snapshot shows, decoded from their data URIs."""
     return [base64.b64decode(data).decode() for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]*)"', view)]
 
 
@@ -406,37 +411,39 @@ def page_sends(chart: LiveChart, svg: str, serial: int | None = None) -> None:
     chart._handle_custom_msg(message, [])
 
 
-def test_a_panel_keeps_a_static_view_at_the_settings_its_controls_hold():
+def test_a_panel_keeps_a_snapshot_at_the_settings_its_controls_hold():
     viz.setup()
     panel = ExperimentPanel(
-        lambda n, on: line_of(n), [Slider("n", 2, 10, default=3), Toggle("on")], line_chart, debounce=0
+        lambda n, on: line_of(n), [SliderControl("n", 2, 10, default=3), CheckboxControl("on")], line_chart, debounce=0
     )
-    view = panel.static_view
-    assert settings_in(view.html()) == {"n": "3", "on": "off"} and "<img" in view.html()  # drawn in the kernel
-    assert f'class="coordkit-static-view coordkit-static-{view.key}"' in view.html()
+    saved = panel.static_view
+    assert settings_in(saved.html()) == {"n": "3", "on": "off"} and "<img" in saved.html()  # drawn in the kernel
+    assert f'class="coordkit-static-view coordkit-static-{saved.key}"' in saved.html()
     (chart,) = panel.output.children
     panel.controls["n"].value = 4
-    assert view.html() == ""  # never the old chart under the new settings
+    assert saved.html() == ""  # never the old chart under the new settings
     assert settings_in(panel.snapshot_html())["n"] == "4" and "<img" in panel.snapshot_html()  # drawn here if asked
     page_sends(chart, "<svg>an older chart</svg>", serial=chart.serial - 1)
-    assert view.html() == ""
+    assert saved.html() == ""
     page_sends(chart, "<svg>n is 4</svg>")
-    assert settings_in(view.html()) == {"n": "4", "on": "off"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
-    panel.controls["on"].value = True  # the same chart: the view follows at once
-    assert settings_in(view.html()) == {"n": "4", "on": "on"} and charts_in(view.html()) == ["<svg>n is 4</svg>"]
-    table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [Slider("n", 2, 10)], debounce=0)
+    assert settings_in(saved.html()) == {"n": "4", "on": "off"} and charts_in(saved.html()) == ["<svg>n is 4</svg>"]
+    panel.controls["on"].value = True  # the same chart: the snapshot follows at once
+    assert settings_in(saved.html()) == {"n": "4", "on": "on"} and charts_in(saved.html()) == ["<svg>n is 4</svg>"]
+    table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [SliderControl("n", 2, 10)], debounce=0)
     assert "<table" in table.static_view.html()
-    failing = ExperimentPanel(lambda n: 1 / 0, [Slider("n", 2, 10)], debounce=0)
+    failing = ExperimentPanel(lambda n: 1 / 0, [SliderControl("n", 2, 10)], debounce=0)
     assert settings_in(failing.static_view.html()) == {"n": "2"}  # no chart: what failed, at which settings
     assert "ZeroDivisionError" in failing.static_view.html() and not charts_in(failing.static_view.html())
 
 
-def test_a_shown_panel_replaces_its_static_view_when_the_page_has_drawn_the_new_settings(monkeypatch):
+def test_a_shown_panel_replaces_its_snapshot_when_the_page_has_drawn_the_new_settings(monkeypatch):
     shown = []
-    monkeypatch.setattr(static_view, "display", lambda bundle, **how: shown.append(("display", bundle, how)))
-    monkeypatch.setattr(static_view, "update_display", lambda bundle, **how: shown.append(("update", bundle, how)))
-    slider = Slider("noise", 0.0, 1.0, 0.05, default=0.1)
-    panel = ExperimentPanel(line_of_noise, [slider, Choice("kind", [("Tit for tat", "tft")])], line_chart, debounce=0)
+    monkeypatch.setattr(snapshot, "display", lambda bundle, **how: shown.append(("display", bundle, how)))
+    monkeypatch.setattr(snapshot, "update_display", lambda bundle, **how: shown.append(("update", bundle, how)))
+    slider = SliderControl("noise", 0.0, 1.0, 0.05, default=0.1)
+    panel = ExperimentPanel(
+        line_of_noise, [slider, DropdownControl("kind", [("Tit for tat", "tft")])], line_chart, debounce=0
+    )
     panel.static_view.show()
     (chart,) = panel.output.children
     panel.controls["noise"].value = 0.25

@@ -29,11 +29,11 @@ from coordkit.agora.policies import (
     SERVER,
     USER,
     Compose,
+    NegotiationObservation,
     NegotiationTurn,
-    NegotiationView,
-    ProgrammingView,
+    ProgrammingObservation,
     Read,
-    SuitabilityView,
+    SuitabilityObservation,
 )
 from coordkit.agora.protocol import Envelope, ProtocolDocument, ProtocolError, Response, WellKnown, fetch
 from coordkit.agora.roles import PROGRAMMER, QUERIER, RESPONDER, SUITABILITY, Role
@@ -82,9 +82,9 @@ class Participant(mesa.Agent):
         self.relations: dict[tuple[str, str], Relation] = {}
         self.last_mode = ""  # how its latest query went: "protocol" or "natural_language"
 
-    def decide(self, role: Role, view):
-        """This agent's ``role`` decision on ``view``, made as one LLM call (or QueryLost, D.2)."""
-        return self.services.decide(self, role, view)
+    def decide(self, role: Role, seen):
+        """This agent's ``role`` decision on ``seen``, made as one LLM call (or QueryLost, D.2)."""
+        return self.services.decide(self, role, seen)
 
     def ask(self, task: Task, data: dict) -> dict:
         """The output of ``task`` for ``data`` from its server; QueryLost when a provider failed on the way."""
@@ -119,7 +119,7 @@ class Participant(mesa.Agent):
             return
         if candidates:  # the LLM reads only documents it has not judged for this task (as the demo's code)
             relation.judged.update(d.hash for d in candidates)
-            chosen = self.decide(SUITABILITY, SuitabilityView(task, tuple(candidates)))
+            chosen = self.decide(SUITABILITY, SuitabilityObservation(task, tuple(candidates)))
             if chosen is not None:
                 self._adopt(task, relation, chosen)
                 return
@@ -142,19 +142,19 @@ class Participant(mesa.Agent):
 
     def _adopt(self, task: Task, relation: Relation, document: ProtocolDocument) -> None:
         relation.document = document
-        relation.routine = self.decide(PROGRAMMER, ProgrammingView(document, USER))
+        relation.routine = self.decide(PROGRAMMER, ProgrammingObservation(document, USER))
         self.services.tally.implemented += 1
 
     def _negotiate(self, task: Task, relation: Relation) -> None:
         """Negotiate a protocol for ``task`` with its server over the bootstrap protocol, turn by turn (§4.2, App. C):
         the user proposes, the server specifies, the user agrees and sends the finalised document."""
-        view = NegotiationView(task)
+        seen = NegotiationObservation(task)
         self.services.tally.negotiated += 1
-        proposal = self.say(view, ())
+        proposal = self.say(seen, ())
         reply = self._send_negotiation(task, {"message": proposal.text})
         if reply.status != "success":
             return
-        agreement = self.say(view, (proposal, NegotiationTurn(SERVER, reply.body)))
+        agreement = self.say(seen, (proposal, NegotiationTurn(SERVER, reply.body)))
         document = agreement.document
         closing = {"message": agreement.text, "protocol": document.data_uri, "hash": document.hash}
         response = self._send_negotiation(task, closing)
@@ -163,9 +163,9 @@ class Participant(mesa.Agent):
             self.database.add(document, (document.data_uri,))
             self._adopt(task, relation, document)
 
-    def say(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
+    def say(self, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
         """This agent's turn in the negotiation after ``turns`` (the last one carries the finalised document)."""
-        return self.services.negotiation_turn(self, view, turns)
+        return self.services.negotiation_turn(self, seen, turns)
 
     def _send_negotiation(self, task: Task, body: dict) -> Response:
         envelope = Envelope.in_protocol(self.services.negotiation_document, json.dumps({"task": task.name, **body}))
@@ -294,7 +294,9 @@ class Server(Participant):
         except (ValueError, KeyError, TypeError):
             return Response.failure(f"a negotiation's body is JSON naming one of the tasks {list(self.spec.tasks)}")
         if "protocol" not in message:
-            specification = self.say(NegotiationView(task), (NegotiationTurn(USER, str(message.get("message", ""))),))
+            specification = self.say(
+                NegotiationObservation(task), (NegotiationTurn(USER, str(message.get("message", ""))),)
+            )
             return Response.success(specification.text)
         self.natural_language_answers = 0  # D.1: after a negotiation the counter starts again
         try:
@@ -326,9 +328,9 @@ class Server(Participant):
         """Check ``document`` for ``task`` and, if suitable, write the routine and list it; False otherwise."""
         if document.hash in self.protocols:
             return True
-        if self.decide(SUITABILITY, SuitabilityView(task, (document,))) is None:
+        if self.decide(SUITABILITY, SuitabilityObservation(task, (document,))) is None:
             return False
-        routine = self.decide(PROGRAMMER, ProgrammingView(document, SERVER, task.name))
+        routine = self.decide(PROGRAMMER, ProgrammingObservation(document, SERVER, task.name))
         self.services.tally.implemented += 1
         if routine is None:
             return False

@@ -1,5 +1,5 @@
 """Agora's charts: the weather demo's cumulative cost (§5.2), Figure 5a/5b (§5.3), D.3's cost breakdown beside the
-paper's, Figure 4's workflow as a graph of the protocols that connect agents, and the player's view of a network as
+paper's, Figure 4's workflow as a graph of the protocols that connect agents, and the state view of a network as
 it stands (:func:`network_now`)."""
 
 import json
@@ -210,7 +210,7 @@ def hop_columns(dependencies: nx.DiGraph) -> dict[str, int]:
     return column
 
 
-# --- the player's view: the network as it stands ------------------------------------------------------------------
+# --- the state view: the network as it stands ---------------------------------------------------------------------
 
 SO_FAR = "a protocol in use (so far)"
 NATURAL_LANGUAGE, ROUTINE, FOUND, NEGOTIATED, LOST = (
@@ -238,7 +238,7 @@ TEXT_SIZES = {"label": 11, "heading": 13}  # px: a server's name, a column's hea
 @state_view(AgoraNetwork)
 @state_view(WeatherDemo)
 def network_now(model: AgoraModel) -> alt.LayerChart:
-    """The network as it stands (the player's view, §5.3 and Figure 4): every agent at a fixed place, the users on
+    """The network as it stands (the state view, §5.3 and Figure 4): every agent at a fixed place, the users on
     the left and the servers in columns by how many hops they sit from the users; a grey line between an agent and
     a server it asks in a protocol (negotiated or found, §4.2), so that the protocols spread as the run goes; and
     the latest query's exchanges on top, each coloured by how it went."""

@@ -22,7 +22,7 @@ from coordkit.agora.model import ARM_NAMES, PROTOCOLS, AgoraNetwork, WeatherDemo
 from coordkit.figures import COMPARISON, figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 PROGRESS_EVERY = 25  # queries between two reports of play_both's progress
 TOTAL_NAMES = {
@@ -232,7 +232,7 @@ def _arms(
     run: Callable[..., pd.DataFrame], seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params
 ) -> pd.DataFrame:
     """``run``'s arms for ``seeds`` seeds derived from ``base_seed``, in one sweep (on the default engine; with an
-    ``llm``, in this process, as :func:`~coordkit.sweep.sweep` keeps every LLM client)."""
+    ``llm``, in this process, as :func:`~coordkit.sweeps.sweep` keeps every LLM client)."""
     frame = sweep(run, None, seeds, base_seed=base_seed, fixed={"llm": llm, **params}, desc=desc)
     frame = frame.assign(estimated=llm is None)
     return frame[["seed", "protocol", *frame.columns.drop(["seed", "protocol", "estimated"]), "estimated"]]

@@ -36,13 +36,13 @@ from coordkit.agora.policies import (
     Compose,
     KeywordSuitability,
     Negotiation,
+    NegotiationObservation,
     NegotiationTurn,
-    NegotiationView,
-    ProgrammingView,
+    ProgrammingObservation,
     Read,
     RoutineProgrammer,
     SchemaNegotiator,
-    SuitabilityView,
+    SuitabilityObservation,
     TemplateQuerier,
     TemplateResponder,
 )
@@ -132,14 +132,14 @@ _COMPOSE_FORM = (
 _READ_FORM = "Reply with the JSON object only."
 
 
-def querier_request(view: Compose | Read) -> LLMRequest:
+def querier_request(seen: Compose | Read) -> LLMRequest:
     """A user's natural language (§5.2, phase A1): write the query for the task's input, or read the output from
     the server's reply."""
-    task = view.task
-    if isinstance(view, Compose):
+    task = seen.task
+    if isinstance(seen, Compose):
         prompt = (
             f"You need the server to perform this task:\n{_contract(task)}\n\n"
-            f"The task's input:\n{_fenced('INPUT', task.name, json.dumps(view.data, ensure_ascii=False))}\n\n"
+            f"The task's input:\n{_fenced('INPUT', task.name, json.dumps(seen.data, ensure_ascii=False))}\n\n"
             "Write the message that asks the server to perform the task with this input and to answer with every "
             "field of the task's output. There is no agreed format: write in plain English, and give every input "
             f"value exactly.\n\n{_COMPOSE_FORM}"
@@ -147,35 +147,35 @@ def querier_request(view: Compose | Read) -> LLMRequest:
     else:
         prompt = (
             f"You asked the server to perform this task:\n{_contract(task)}\n\n"
-            f"The server's reply:\n{_fenced('MESSAGE', task.name, view.text)}\n\n"
+            f"The server's reply:\n{_fenced('MESSAGE', task.name, seen.text)}\n\n"
             "Write the task's output from the reply: a JSON object that follows the output schema, with only the "
             f"values the reply gives.\n\n{_READ_FORM}"
         )
     return LLMRequest.user(QUERIER_SYSTEM, prompt, max_tokens=600, purpose=NATURAL_LANGUAGE)
 
 
-def responder_request(view: Compose | Read) -> LLMRequest:
+def responder_request(seen: Compose | Read) -> LLMRequest:
     """A server's natural language (§5.2, phases B1 and B2): read the task's input from a user's query, or write
     the reply from the output its tools gave."""
-    task = view.task
-    if isinstance(view, Read):
+    task = seen.task
+    if isinstance(seen, Read):
         prompt = (
             f"A user asks you to perform this task of yours:\n{_contract(task)}\n\n"
-            f"The user's message:\n{_fenced('MESSAGE', task.name, view.text)}\n\n"
+            f"The user's message:\n{_fenced('MESSAGE', task.name, seen.text)}\n\n"
             "Write the input your tools need from the message: a JSON object that follows the input schema, with "
             f"only the values the message gives.\n\n{_READ_FORM}"
         )
     else:
         prompt = (
             f"A user asked you to perform this task of yours:\n{_contract(task)}\n\n"
-            f"Your tools' result:\n{_fenced('OUTPUT', task.name, json.dumps(view.data, ensure_ascii=False))}\n\n"
+            f"Your tools' result:\n{_fenced('OUTPUT', task.name, json.dumps(seen.data, ensure_ascii=False))}\n\n"
             "Write the reply to the user. There is no agreed format: write in plain English, and give every value "
             f"of the result exactly.\n\n{_COMPOSE_FORM}"
         )
     return LLMRequest.user(RESPONDER_SYSTEM, prompt, max_tokens=600, purpose=NATURAL_LANGUAGE)
 
 
-def parse_message(text: str, view: Compose | None = None) -> str:
+def parse_message(text: str, seen: Compose | None = None) -> str:
     """The message after the ``MESSAGE:`` line (the rest of the reply, trimmed); ReplyParseError without one."""
     match = re.search(r"^\W*MESSAGE\W*:[ \t]*", readable(text), flags=re.MULTILINE | re.IGNORECASE)
     message = text[match.end() :].strip() if match else ""
@@ -198,14 +198,14 @@ def _parser(side: str):
     """The parser of ``side``'s natural language: a message for Compose; for Read, the data, checked against the
     schema of what ``side`` reads (a user the task's output, a server its input)."""
 
-    def parse(text: str, view: Compose | Read):
-        if isinstance(view, Compose):
-            return parse_message(text, view)
-        schema = view.task.output if side == USER else view.task.input
+    def parse(text: str, seen: Compose | Read):
+        if isinstance(seen, Compose):
+            return parse_message(text, seen)
+        schema = seen.task.output if side == USER else seen.task.input
         data = json_object(text)
         unknown = sorted(set(data) - set(schema.get("properties", {})))
         if unknown:
-            raise ReplyParseError(f"{unknown} are not fields of the task {view.task.name}")
+            raise ReplyParseError(f"{unknown} are not fields of the task {seen.task.name}")
         try:
             validate(data, schema, f"the task's {'output' if side == USER else 'input'}")
         except ValueError as error:
@@ -233,14 +233,14 @@ TURNS = (USER, SERVER, USER)  # who speaks at each turn: the user proposes, the 
 _LABELS = ("AGREEMENT", "NAME", "DESCRIPTION", "PROTOCOL")
 
 
-def negotiation_request(view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> LLMRequest:
+def negotiation_request(seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...] = ()) -> LLMRequest:
     """The request of the dialogue's next turn after ``turns`` (none: the user's opening).
 
     Turn 1, the user: the task's contract and Appendix C's rules; propose a protocol. Turn 2, the server: the
     proposal; specify the messages, ending with the schema block. Turn 3, the user: the server's specification;
     agree, and write the finalised protocol with a name and a one-line description (D.1's metadata).
     """
-    task, turn = view.task, len(turns)
+    task, turn = seen.task, len(turns)
     if turn == 0:
         prompt = (
             f"You need this task often:\n{_contract(task)}\n\n"
@@ -277,7 +277,7 @@ def negotiation_request(view: NegotiationView, turns: tuple[NegotiationTurn, ...
     raise ValueError(f"a negotiation has {len(TURNS)} turns; turns has {turn}")
 
 
-def parse_turn(text: str, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+def parse_turn(text: str, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
     """The turn said after ``turns``: the proposal, the server's specification (it must carry a schema block), or
     the agreement with the finalised protocol document."""
     turn = len(turns)
@@ -340,54 +340,54 @@ class NegotiationDialogue(LLMPolicy):
     def __init__(self, client: LLMClient, fallback: Policy, name: str = "llm_negotiator"):
         super().__init__(client, negotiation_request, parse_turn, fallback, name=name)
 
-    def turn(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+    def turn(self, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
         """The turn after ``turns``: the LLM's, or the rule's (marked ``fallback``) when its call failed or its
         reply could not be used."""
         try:
-            reply = self.ask(negotiation_request(view, turns))
+            reply = self.ask(negotiation_request(seen, turns))
         except StopRun:
             raise
         except Exception as error:  # an API that fails must never crash a run
-            return self._rule_turn(view, turns, error)
-        return self._turn(reply.text, view, turns)
+            return self._rule_turn(seen, turns, error)
+        return self._turn(reply.text, seen, turns)
 
-    def decide(self, view: NegotiationView) -> Negotiation:
+    def decide(self, seen: NegotiationObservation) -> Negotiation:
         turns: tuple[NegotiationTurn, ...] = ()
         while len(turns) < len(TURNS):
-            said = self.turn(view, turns)
+            said = self.turn(seen, turns)
             if said.fallback:
-                return self.fallback.decide(view)
+                return self.fallback.decide(seen)
             turns = (*turns, said)
         return Negotiation(turns)
 
-    async def decide_async(self, view: NegotiationView) -> Negotiation:
+    async def decide_async(self, seen: NegotiationObservation) -> Negotiation:
         turns: tuple[NegotiationTurn, ...] = ()
         while len(turns) < len(TURNS):
             try:
-                reply = await self.ask_async(negotiation_request(view, turns))
+                reply = await self.ask_async(negotiation_request(seen, turns))
             except StopRun:
                 raise
             except Exception as error:
-                return self._fall_back(view, error)
-            said = self._turn(reply.text, view, turns)
+                return self._fall_back(seen, error)
+            said = self._turn(reply.text, seen, turns)
             if said.fallback:
-                return self.fallback.decide(view)
+                return self.fallback.decide(seen)
             turns = (*turns, said)
         return Negotiation(turns)
 
-    def _turn(self, text: str, view: NegotiationView, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
+    def _turn(self, text: str, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
         """The turn the reply says, or the rule's after a reply that cannot be used."""
         try:  # through self.parse, (reply, observation) like every LLMPolicy's, with the turns so far if any
-            said = self.parse(text, view, turns) if turns else self.parse(text, view)
+            said = self.parse(text, seen, turns) if turns else self.parse(text, seen)
         except Exception as error:  # a reply must never crash a run
-            return self._rule_turn(view, turns, error, text)
+            return self._rule_turn(seen, turns, error, text)
         if said.document is not None:
             self.llm_decisions += 1
         return said
 
-    def _rule_turn(self, view, turns, error: Exception, reply: str | None = None) -> NegotiationTurn:
+    def _rule_turn(self, seen, turns, error: Exception, reply: str | None = None) -> NegotiationTurn:
         """The rule negotiator's turn in place of the LLM's, counted as a fallback."""
-        negotiation = self._fall_back(view, error, reply)
+        negotiation = self._fall_back(seen, error, reply)
         return dataclasses.replace(negotiation.turns[len(turns)], fallback=True)
 
 
@@ -414,13 +414,13 @@ def _listing(document: ProtocolDocument, number: int) -> str:
     )
 
 
-def suitability_request(view: SuitabilityView) -> LLMRequest:
+def suitability_request(seen: SuitabilityObservation) -> LLMRequest:
     """The check (§4.2: "Alice checks if Bob already supports a suitable protocol"): the task's contract and the
     candidates, each with D.1's metadata; the reply names one candidate's hash, or NONE."""
-    listing = "\n\n".join(_listing(document, i) for i, document in enumerate(view.candidates, start=1))
+    listing = "\n\n".join(_listing(document, i) for i, document in enumerate(seen.candidates, start=1))
     prompt = (
-        f"You need a protocol for this task:\n{_contract(view.task)}\n\n"
-        f"The candidates ({len(view.candidates)}):\n\n{listing or '(none)'}\n\n"
+        f"You need a protocol for this task:\n{_contract(seen.task)}\n\n"
+        f"The candidates ({len(seen.candidates)}):\n\n{listing or '(none)'}\n\n"
         "A protocol is suitable if its messages carry exactly the task's input and the task's output, in a format "
         "precise enough to implement without asking anyone. Reply with one line, PROTOCOL: followed by the hash of "
         f"the first suitable candidate, or PROTOCOL: {NONE} if none is suitable."
@@ -428,7 +428,7 @@ def suitability_request(view: SuitabilityView) -> LLMRequest:
     return LLMRequest.user(SUITABILITY_SYSTEM, prompt, max_tokens=100, purpose=CHECKS)
 
 
-def parse_choice(text: str, view: SuitabilityView) -> ProtocolDocument | None:
+def parse_choice(text: str, seen: SuitabilityObservation) -> ProtocolDocument | None:
     """The candidate whose hash follows ``PROTOCOL:``, or None for NONE; ReplyParseError for anything else."""
     line = re.search(r"^\W*PROTOCOL\W*:(.*)$", readable(text), flags=re.MULTILINE | re.IGNORECASE)
     if line is None:
@@ -436,7 +436,7 @@ def parse_choice(text: str, view: SuitabilityView) -> ProtocolDocument | None:
     chosen = _HASH.search(line.group(1))
     if chosen is None and re.search(rf"\b{NONE}\b", line.group(1), flags=re.IGNORECASE):
         return None
-    for document in view.candidates:
+    for document in seen.candidates:
         if chosen is not None and document.hash == chosen.group(0):
             return document
     raise ReplyParseError(f"{line.group(1).strip()[:40]!r} is not the hash of a candidate, nor {NONE}")
@@ -478,23 +478,23 @@ _SIDES = {
 }
 
 
-def _tool(view: ProgrammingView) -> str:
+def _tool(seen: ProgrammingObservation) -> str:
     """The server's tool: the one given, else the task named in the document's schema block, else the document's
     name."""
-    if view.tool is not None:
-        return view.tool
+    if seen.tool is not None:
+        return seen.tool
     try:
-        return schema_of(view.document).task
+        return schema_of(seen.document).task
     except SchemaError:
-        return view.document.name or "perform"
+        return seen.document.name or "perform"
 
 
-def programmer_request(view: ProgrammingView) -> LLMRequest:
+def programmer_request(seen: ProgrammingObservation) -> LLMRequest:
     """The routine's commission (§4.2, Bob "can use the LLM to write a routine"): the document, the side and its
     tool, and the event contract of :mod:`~coordkit.agora.routines`; the reply is source in a fenced block."""
-    side = _SIDES[view.side].format(tool=_tool(view))
+    side = _SIDES[seen.side].format(tool=_tool(seen))
     prompt = (
-        f"The protocol (hash {view.document.hash}):\n{_fenced('PROTOCOL', view.document.hash, view.document.text)}"
+        f"The protocol (hash {seen.document.hash}):\n{_fenced('PROTOCOL', seen.document.hash, seen.document.text)}"
         f"\n\n{side}\n\nThe routine's contract:\n{EVENT_CONTRACT}\n\nCheck what you send and what you receive "
         "against the protocol, and raise ValueError when a message does not follow it. Reply with the whole source "
         "in one fenced block (a line ```python, the source, a line ```), or with the word "
@@ -506,7 +506,7 @@ def programmer_request(view: ProgrammingView) -> LLMRequest:
 _CODE_BLOCK = re.compile(r"^```(?:python|py)?[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL | re.IGNORECASE)
 
 
-def parse_routine(text: str, view: ProgrammingView | None = None) -> str | None:
+def parse_routine(text: str, seen: ProgrammingObservation | None = None) -> str | None:
     """The source in the reply's first fenced block, or None for NONE. The source is compiled to check its syntax
     only, never run; it must define ``handle(event)`` at the top level."""
     block = _CODE_BLOCK.search(readable(text))

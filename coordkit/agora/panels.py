@@ -10,7 +10,7 @@ from coordkit.agora import charts
 from coordkit.agora.experiments import play_both, totals
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.player import ModelPlayer, model_player
-from coordkit.ui import Choice, ExperimentPanel, Slider, controls
+from coordkit.ui import DropdownControl, ExperimentPanel, SliderControl, controls
 
 WEATHER_CONTROLS = ("queries", "negotiate_after", "check_after", "alice_model", "bob_model")
 WEATHER_OPTIONS = {"queries": {"low": 2, "high": 30}, "negotiate_after": {"high": 10}, "check_after": {"high": 10}}
@@ -66,7 +66,7 @@ def weather_panel() -> ExperimentPanel:
     return ExperimentPanel(play_weather, weather_controls(), chart=charts.weather)
 
 
-def weather_controls() -> list[Slider | Choice]:
+def weather_controls() -> list[SliderControl | DropdownControl]:
     """The weather panel's controls: up to 30 queries and thresholds up to 10, then the two LLMs."""
     return controls(WeatherDemo, list(WEATHER_CONTROLS), **WEATHER_OPTIONS)
 
@@ -82,12 +82,12 @@ def network_panel() -> ExperimentPanel:
     return ExperimentPanel(play_network, network_controls(), chart=network_view, on_demand=True)
 
 
-def network_controls() -> list[Slider | Choice]:
+def network_controls() -> list[SliderControl | DropdownControl]:
     """The network panel's controls: the declared parameters of ``NETWORK_CONTROLS`` (up to 200 users), then a
     seed."""
     return [
         *controls(AgoraNetwork, list(NETWORK_CONTROLS), **NETWORK_OPTIONS),
-        Slider("seed", 0, 9),
+        SliderControl("seed", 0, 9),
     ]
 
 

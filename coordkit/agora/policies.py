@@ -48,13 +48,13 @@ def _check_task(task: object, where: str) -> None:
 
 
 @dataclass(frozen=True)
-class NegotiationView:
+class NegotiationObservation:
     """What a negotiating user knows: the task it needs a protocol for (its contract: name, description, schemas)."""
 
     task: Task
 
     def __post_init__(self):
-        _check_task(self.task, "NegotiationView")
+        _check_task(self.task, "NegotiationObservation")
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,9 @@ class SchemaNegotiator(Policy):
     name = "schema_negotiator"
     classifier = Classifier()
 
-    def decide(self, view: NegotiationView) -> Negotiation:
-        _check(view, NegotiationView, type(self).__name__)
-        task = view.task
+    def decide(self, seen: NegotiationObservation) -> Negotiation:
+        _check(seen, NegotiationObservation, type(self).__name__)
+        task = seen.task
         schema = TaskSchema(task.name, task.input, task.output)
         specification = "\n".join(
             [
@@ -155,16 +155,16 @@ class SchemaNegotiator(Policy):
         )
         return Negotiation(turns)
 
-    def turn(self, view: NegotiationView, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
+    def turn(self, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...] = ()) -> NegotiationTurn:
         """The turn after ``turns`` (the rule's turns do not depend on what was said before)."""
-        return self.decide(view).turns[len(turns)]
+        return self.decide(seen).turns[len(turns)]
 
 
 # --- implementation -------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ProgrammingView:
+class ProgrammingObservation:
     """What a programmer is asked: a routine for ``side`` (``user`` or ``server``) of ``document``; a server's
     routine calls ``tool`` (None: the tool named as the task)."""
 
@@ -174,11 +174,15 @@ class ProgrammingView:
 
     def __post_init__(self):
         if not isinstance(self.document, ProtocolDocument):
-            raise TypeError(f"ProgrammingView.document is a ProtocolDocument, not {type(self.document).__name__}")
+            raise TypeError(
+                f"ProgrammingObservation.document is a ProtocolDocument, not {type(self.document).__name__}"
+            )
         if self.side not in SIDES:
-            raise ValueError(f"ProgrammingView.side is {self.side!r}; choose one of {', '.join(SIDES)}")
+            raise ValueError(f"ProgrammingObservation.side is {self.side!r}; choose one of {', '.join(SIDES)}")
         if self.side == USER and self.tool is not None:
-            raise ValueError(f"ProgrammingView.tool is {self.tool!r}: a user's routine calls only send, give no tool")
+            raise ValueError(
+                f"ProgrammingObservation.tool is {self.tool!r}: a user's routine calls only send, give no tool"
+            )
 
 
 @dataclass(frozen=True)
@@ -190,19 +194,19 @@ class RoutineProgrammer(Policy):
     name = "routine_programmer"
     classifier = Classifier()
 
-    def decide(self, view: ProgrammingView) -> str | None:
-        _check(view, ProgrammingView, type(self).__name__)
+    def decide(self, seen: ProgrammingObservation) -> str | None:
+        _check(seen, ProgrammingObservation, type(self).__name__)
         programmer = SchemaProgrammer()
-        if view.side == USER:
-            return programmer.user_routine(view.document)
-        return programmer.server_routine(view.document, view.tool)
+        if seen.side == USER:
+            return programmer.user_routine(seen.document)
+        return programmer.server_routine(seen.document, seen.tool)
 
 
 # --- suitability ----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SuitabilityView:
+class SuitabilityObservation:
     """What a checking agent has: the task it needs a protocol for and the candidate documents, in the order found
     (the server's ``/.wellknown``, then the database's search)."""
 
@@ -210,9 +214,9 @@ class SuitabilityView:
     candidates: tuple[ProtocolDocument, ...]
 
     def __post_init__(self):
-        _check_task(self.task, "SuitabilityView")
+        _check_task(self.task, "SuitabilityObservation")
         if not (isinstance(self.candidates, tuple) and all(isinstance(d, ProtocolDocument) for d in self.candidates)):
-            raise TypeError("SuitabilityView.candidates is a tuple of ProtocolDocument")
+            raise TypeError("SuitabilityObservation.candidates is a tuple of ProtocolDocument")
 
 
 @dataclass(frozen=True)
@@ -224,10 +228,10 @@ class KeywordSuitability(Policy):
     name = "keyword_suitability"
     classifier = Classifier()
 
-    def decide(self, view: SuitabilityView) -> ProtocolDocument | None:
-        _check(view, SuitabilityView, type(self).__name__)
-        wanted = TaskSchema(view.task.name, view.task.input, view.task.output)
-        for document in view.candidates:
+    def decide(self, seen: SuitabilityObservation) -> ProtocolDocument | None:
+        _check(seen, SuitabilityObservation, type(self).__name__)
+        wanted = TaskSchema(seen.task.name, seen.task.input, seen.task.output)
+        for document in seen.candidates:
             try:
                 schema = schema_of(document)
             except SchemaError:
@@ -331,13 +335,13 @@ class TemplateQuerier(Policy):
     name = "template_querier"
     classifier = Classifier()
 
-    def decide(self, view: Compose | Read) -> str | dict:
-        _check(view, (Compose, Read), type(self).__name__)
-        task = view.task
-        if isinstance(view, Read):
-            return _parse(view.text, _reply_opening(task), task.output, f"the reply to {task.name}")
+    def decide(self, seen: Compose | Read) -> str | dict:
+        _check(seen, (Compose, Read), type(self).__name__)
+        task = seen.task
+        if isinstance(seen, Read):
+            return _parse(seen.text, _reply_opening(task), task.output, f"the reply to {task.name}")
         closing = f"Please reply with {_names(task.output)}."
-        return _write(_query_opening(task), view.data, task.input, f"the input of {task.name}", closing)
+        return _write(_query_opening(task), seen.data, task.input, f"the input of {task.name}", closing)
 
 
 @dataclass(frozen=True)
@@ -353,9 +357,9 @@ class TemplateResponder(Policy):
     name = "template_responder"
     classifier = Classifier()
 
-    def decide(self, view: Compose | Read) -> str | dict:
-        _check(view, (Compose, Read), type(self).__name__)
-        task = view.task
-        if isinstance(view, Read):
-            return _parse(view.text, _query_opening(task), task.input, f"the query for {task.name}")
-        return _write(_reply_opening(task), view.data, task.output, f"the output of {task.name}", "")
+    def decide(self, seen: Compose | Read) -> str | dict:
+        _check(seen, (Compose, Read), type(self).__name__)
+        task = seen.task
+        if isinstance(seen, Read):
+            return _parse(seen.text, _query_opening(task), task.input, f"the query for {task.name}")
+        return _write(_reply_opening(task), seen.data, task.output, f"the output of {task.name}", "")

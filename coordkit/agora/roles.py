@@ -26,9 +26,9 @@ CANNOT = "I cannot answer this."  # the reply of a stand-in whose rule cannot de
 
 @dataclass(frozen=True)
 class Role:
-    """One LLM decision: ``rule`` decides without an LLM; ``request(view)`` is the prompt an LLM gets; ``reply``
+    """One LLM decision: ``rule`` decides without an LLM; ``request(seen)`` is the prompt an LLM gets; ``reply``
     writes a decision as the LLM's reply; ``llm_policy(client, rule)`` decides through an LLM, falling back to the
-    rule. The negotiator decides turn by turn: its ``request`` and ``reply`` take ``(view, turns)`` and a turn."""
+    rule. The negotiator decides turn by turn: its ``request`` and ``reply`` take ``(seen, turns)`` and a turn."""
 
     name: str
     rule: Policy

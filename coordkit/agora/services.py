@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from coordkit.agora import llm_policies
 from coordkit.agora.costs import ACTIVITY_OF, ChargedClient, CostLog
-from coordkit.agora.policies import NegotiationTurn, NegotiationView
+from coordkit.agora.policies import NegotiationObservation, NegotiationTurn
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.roles import CANNOT, NEGOTIATOR, ROLES, Role
 from coordkit.agora.routines import RoutinePair
@@ -83,18 +83,20 @@ class Decisions:
         """The policies decisions are made with: each agent's LLM policies, or the roles' rules."""
         return list(self._policies.values()) if self._policies else [role.rule for role in ROLES]
 
-    def decide(self, agent, role: Role, view):
-        """``agent``'s ``role`` decision on ``view``."""
+    def decide(self, agent, role: Role, seen):
+        """``agent``'s ``role`` decision on ``seen``."""
         if self.llm is not None:
-            return self._policies[agent.name, role.name].decide(view)
-        return self._by_rule(agent, role.request(view), role, lambda: role.rule.decide(view))
+            return self._policies[agent.name, role.name].decide(seen)
+        return self._by_rule(agent, role.request(seen), role, lambda: role.rule.decide(seen))
 
-    def negotiation_turn(self, agent, view: NegotiationView, turns: tuple[NegotiationTurn, ...]) -> NegotiationTurn:
+    def negotiation_turn(
+        self, agent, seen: NegotiationObservation, turns: tuple[NegotiationTurn, ...]
+    ) -> NegotiationTurn:
         """``agent``'s turn in a negotiation after ``turns``."""
         if self.llm is not None:
-            return self._policies[agent.name, NEGOTIATOR.name].turn(view, turns)
-        request = NEGOTIATOR.request(view, turns)
-        return self._by_rule(agent, request, NEGOTIATOR, lambda: NEGOTIATOR.rule.turn(view, turns))
+            return self._policies[agent.name, NEGOTIATOR.name].turn(seen, turns)
+        request = NEGOTIATOR.request(seen, turns)
+        return self._by_rule(agent, request, NEGOTIATOR, lambda: NEGOTIATOR.rule.turn(seen, turns))
 
     def _by_rule(self, agent, request: LLMRequest, role: Role, decide):
         """The rule's decision, charged as the call it replaces."""
@@ -158,19 +160,19 @@ class Services:
         self.query, self.tally = query, Tally()
         self.decisions.costs.query = query
 
-    def decide(self, agent, role: Role, view):
-        """``agent``'s ``role`` decision on ``view``, as one LLM turn (QueryLost when its provider fails, D.2)."""
+    def decide(self, agent, role: Role, seen):
+        """``agent``'s ``role`` decision on ``seen``, as one LLM turn (QueryLost when its provider fails, D.2)."""
         self._turn_starts(agent)
-        return self.decisions.decide(agent, role, view)
+        return self.decisions.decide(agent, role, seen)
 
-    def negotiation_turn(self, agent, view: NegotiationView, turns: tuple) -> NegotiationTurn:
+    def negotiation_turn(self, agent, seen: NegotiationObservation, turns: tuple) -> NegotiationTurn:
         """``agent``'s turn in a negotiation after ``turns`` (Appendix C). Once the agent's LLM fell back, its later
         turns are the rule's, with no LLM turn."""
         speaker = llm_policies.TURNS[len(turns)]
         if any(said.fallback for said in turns if said.speaker == speaker):
-            return dataclasses.replace(NEGOTIATOR.rule.turn(view, turns), fallback=True)
+            return dataclasses.replace(NEGOTIATOR.rule.turn(seen, turns), fallback=True)
         self._turn_starts(agent)
-        return self.decisions.negotiation_turn(agent, view, turns)
+        return self.decisions.negotiation_turn(agent, seen, turns)
 
     def _turn_starts(self, agent) -> None:
         """Count an LLM turn of ``agent``, or lose the query if its provider fails (D.2)."""

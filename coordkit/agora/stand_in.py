@@ -18,11 +18,11 @@ from coordkit.agora.policies import (
     SERVER,
     USER,
     Compose,
+    NegotiationObservation,
     NegotiationTurn,
-    NegotiationView,
-    ProgrammingView,
+    ProgrammingObservation,
     Read,
-    SuitabilityView,
+    SuitabilityObservation,
 )
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.roles import CANNOT, NEGOTIATOR, PROGRAMMER, QUERIER, RESPONDER, SUITABILITY, Role
@@ -54,10 +54,10 @@ def _natural_language(role: Role, data_block: str):
         task = _task(prompt)
         data = prompts.marked(prompt, data_block)
         if data:
-            view = Compose(task, json.loads(data[0][1]))
+            seen = Compose(task, json.loads(data[0][1]))
         else:
-            view = Read(task, prompts.marked(prompt, "MESSAGE")[0][1])
-        return role.reply(role.rule.decide(view))
+            seen = Read(task, prompts.marked(prompt, "MESSAGE")[0][1])
+        return role.reply(role.rule.decide(seen))
 
     return answer
 
@@ -66,14 +66,14 @@ def _negotiator(prompt: str) -> str:
     """The schema negotiator's turn after the turns the prompt quotes: the user's proposal, the server's
     specification, or the user's agreement with the finalised document."""
     turns = tuple(NegotiationTurn(speaker, text) for speaker, text in prompts.marked(prompt, "MESSAGE"))
-    return NEGOTIATOR.reply(NEGOTIATOR.rule.turn(NegotiationView(_task(prompt)), turns))
+    return NEGOTIATOR.reply(NEGOTIATOR.rule.turn(NegotiationObservation(_task(prompt)), turns))
 
 
 def _suitability(prompt: str) -> str:
     """The keyword check's choice among the listed candidates (their bodies: what it reads), by hash."""
     listed = prompts.marked(prompt, "PROTOCOL")
     candidates = tuple(ProtocolDocument(body) for _, body in listed)
-    chosen = SUITABILITY.rule.decide(SuitabilityView(_task(prompt), candidates))
+    chosen = SUITABILITY.rule.decide(SuitabilityObservation(_task(prompt), candidates))
     return prompts.choice_reply(None if chosen is None else listed[candidates.index(chosen)][0])
 
 
@@ -85,7 +85,7 @@ def _programmer(prompt: str) -> str:
         return prompts.NONE
     side = USER if "You write the user's side" in prompt else SERVER
     tool = None if side == USER else re.search(r"Its one tool is (\w+)\(", prompt).group(1)
-    return PROGRAMMER.reply(PROGRAMMER.rule.decide(ProgrammingView(document, side, tool)))
+    return PROGRAMMER.reply(PROGRAMMER.rule.decide(ProgrammingObservation(document, side, tool)))
 
 
 _ROLES = {

@@ -23,7 +23,7 @@ from coordkit.ahoy.model import CONCURRENT, AhoyEnactment
 from coordkit.figures import figure
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 BRANCHES = {"urgent": "urgent", "cheapest": "cheapest", "ambiguous": ""}
 
@@ -135,6 +135,6 @@ def _fell_back(kit: pd.Series) -> str:
 def scenarios(seeds: int = 5, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Every scenario for ``seeds`` seeds derived from ``base_seed``: one row per scenario and seed (the columns of
     :meth:`AhoyEnactment.summary`; ``llm_fallbacks`` only with ``llm``). One sweep over the seeds, on the default
-    engine (with ``llm``, in this process, as :func:`~coordkit.sweep.sweep` keeps every LLM client)."""
+    engine (with ``llm``, in this process, as :func:`~coordkit.sweeps.sweep` keeps every LLM client)."""
     frame = sweep(scenario_rows, None, seeds, base_seed=base_seed, fixed={"llm": llm}, desc="Ahoy seeds")
     return frame if llm is not None else frame.drop(columns="llm_fallbacks")

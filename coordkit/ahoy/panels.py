@@ -4,7 +4,7 @@ and the explore panel of §7, one enactment for the protocol, goal, seed and ext
 from coordkit.ahoy import charts
 from coordkit.ahoy.model import PROTOCOL_NAMES, AhoyEnactment
 from coordkit.player import ModelPlayer, model_player
-from coordkit.ui import ExperimentPanel, Slider, Toggle, controls
+from coordkit.ui import CheckboxControl, ExperimentPanel, SliderControl, controls
 
 BUYS_ONE_ITEM = ("purchase", "flexible_purchase")  # the others pursue Listing 1.6's goal
 GOAL = ["protocols", "item", "budget", "delivery"]  # the controls of what the Ahoy agent enacts, and for what
@@ -26,8 +26,8 @@ def explore_panel() -> ExperimentPanel:
         play,
         [
             *controls(AhoyEnactment, GOAL, **goal_conditions()),
-            Slider("seed", 0, 20, default=0),
-            Toggle("inject", default=False, label="inject the trolley event"),
+            SliderControl("seed", 0, 20, default=0),
+            CheckboxControl("inject", default=False, label="inject the trolley event"),
             *controls(
                 AhoyEnactment,
                 ["event_step"],

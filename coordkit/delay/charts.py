@@ -143,7 +143,7 @@ def asymmetry(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
-# --- the player's view: one trial as it stands --------------------------------------------------------------------
+# --- the state view: one trial as it stands -----------------------------------------------------------------------
 
 LANES = ("A's choices", "A's, as B sees them", "outcome on the server", "B's, as A sees them", "B's choices")
 ACTION_NAMES = {C: "C cooperate", "D": "D defect", UNKNOWN: "? not arrived yet"}

@@ -22,7 +22,7 @@ from coordkit.figures import COMPARISON, figure, refuse_llm
 from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.seeds import derive_seeds
-from coordkit.sweep import sweep_cells
+from coordkit.sweeps import sweep_cells
 
 PAPER_P = (0.8, 0.9)
 PAPER_ALPHA = (0.1, 0.2)

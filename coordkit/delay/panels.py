@@ -9,7 +9,7 @@ from coordkit.delay.model import POLICIES, DelayedDilemma
 from coordkit.delay.policies import Persona
 from coordkit.player import ModelPlayer, model_player
 from coordkit.seeds import derive_seeds
-from coordkit.ui import ExperimentPanel, Slider, controls
+from coordkit.ui import ExperimentPanel, SliderControl, controls
 
 PLAYED = ["delay_a", "delay_b", "policy_a", "policy_b", "p", "alpha", "duration_s"]
 RULES = [policy for policy in POLICIES if policy != "llm"]  # the players that need no LLM client
@@ -44,10 +44,12 @@ def explore_panel(start: dict | None = None) -> ExperimentPanel:
                 **overrides(explored),
                 policy_a={"options": ["simplified", "persona"], "label": "player"},
             ),
-            Slider("agreeableness", -1.0, 1.0, step=0.5, default=1.0, label="agreeableness A", **persona_only),
-            Slider("conscientiousness", -1.0, 1.0, step=0.5, default=-1.0, label="conscientiousness C", **persona_only),
-            Slider("neuroticism", -1.0, 1.0, step=0.5, default=1.0, label="neuroticism N", **persona_only),
-            Slider("trials", 50, 500, step=50, default=200),
+            SliderControl("agreeableness", -1.0, 1.0, step=0.5, default=1.0, label="agreeableness A", **persona_only),
+            SliderControl(
+                "conscientiousness", -1.0, 1.0, step=0.5, default=-1.0, label="conscientiousness C", **persona_only
+            ),
+            SliderControl("neuroticism", -1.0, 1.0, step=0.5, default=1.0, label="neuroticism N", **persona_only),
+            SliderControl("trials", 50, 500, step=50, default=200),
         ],
         chart=show,
     )

@@ -50,13 +50,13 @@ class LLMError(RuntimeError):
 class StopRun(LLMError):
     """A failure that must stop the run rather than fall back: nothing the rules could stand in for.
 
-    One that stops a :func:`coordkit.sweep.sweep` carries what the sweep had done: ``results``, the runs that had
+    One that stops a :func:`coordkit.sweeps.sweep` carries what the sweep had done: ``results``, the runs that had
     finished (a DataFrame, in task order), and ``failures``, the runs that had failed; elsewhere both are None.
     """
 
     headline = "Run stopped"  # what a notebook or the command line says first
-    results = None  # set by coordkit.sweep.sweep: the finished runs
-    failures = None  # set by coordkit.sweep.sweep: the failed runs (params, seed, error, trace)
+    results = None  # set by coordkit.sweeps.sweep: the finished runs
+    failures = None  # set by coordkit.sweeps.sweep: the failed runs (params, seed, error, trace)
 
 
 class BudgetExceeded(StopRun):

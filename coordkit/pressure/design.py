@@ -2,7 +2,7 @@
 
 One trial is the model itself: ``PressureField(strategy="hierarchical", rng=0).run()``. A *cell* is one strategy's
 trials under one set of parameters, their seeds derived from one seed (:func:`trials`). A figure is a grid of cells
-played by :func:`coordkit.sweep.sweep` through :func:`strategy_cell` (or :func:`design_cell` for Table 2's four
+played by :func:`coordkit.sweeps.sweep` through :func:`strategy_cell` (or :func:`design_cell` for Table 2's four
 conditions), one sweep for the whole figure, so that ``coordkit reproduce --engine processes`` plays its cells in
 parallel and a sweep's ``store=`` keeps them. This module is apart from ``experiments`` because a sweep's worker
 process imports the module of the function it runs, and ``experiments`` imports Altair for its charts (seconds).

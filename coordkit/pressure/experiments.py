@@ -2,7 +2,7 @@
 trial), registered for `coordkit reproduce`.
 
 One trial is the model itself: ``PressureField(strategy="hierarchical", rng=0).run()``. Each figure is one sweep
-(:func:`coordkit.sweep.sweep`) over the cells of its design (:mod:`coordkit.pressure.design`: a cell is one strategy's
+(:func:`coordkit.sweeps.sweep`) over the cells of its design (:mod:`coordkit.pressure.design`: a cell is one strategy's
 trials under one set of parameters), so ``coordkit reproduce --engine`` plays them in parallel. Every figure's agents
 are the paper's LLM actors when ``llm`` is given (then the cells play in this process: a client, its ledger and its
 recording cannot travel to worker processes), rule-based actors otherwise.
@@ -24,7 +24,7 @@ from coordkit.pressure.design import conversation_seeds as conversation_seeds  #
 from coordkit.pressure.design import trials as trials  # the notebooks' ex.trials
 from coordkit.pressure.model import PressureField
 from coordkit.pressure.strategies import STRATEGIES
-from coordkit.sweep import sweep_cells
+from coordkit.sweeps import sweep_cells
 
 # --- the statistics the paper reports -----------------------------------------------------------------------------
 

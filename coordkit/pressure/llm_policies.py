@@ -17,7 +17,7 @@ import numpy as np
 from coordkit.llm import LLMClient, LLMRequest
 from coordkit.llm.parsing import ReplyParseError, readable, whole_number
 from coordkit.policies import LLMPolicy, Policy
-from coordkit.pressure.policies import Assignment, Board, Check, Patch, RowView, Turn, target_cells
+from coordkit.pressure.policies import Assignment, Board, Check, Patch, RowObservation, Turn, target_cells
 from coordkit.pressure.puzzles import EMPTY
 
 ACTOR_SYSTEM = (
@@ -64,27 +64,27 @@ def render_row(cells) -> str:
 # --- the actor --------------------------------------------------------------------------------------------------
 
 
-def actor_prompt(view: RowView, position: int) -> str:
+def actor_prompt(seen: RowObservation, position: int) -> str:
     """The published code's question about one position of one row, with earlier fixes when there are any."""
     lines = [
-        f"Row: {render_row(view.cells)}",
+        f"Row: {render_row(seen.cells)}",
         f"Empty position: {position}",
-        f"Available values for position {position}: {list(view.available[position])}",
+        f"Available values for position {position}: {list(seen.available[position])}",
     ]
-    if view.examples:
+    if seen.examples:
         lines.append("EXAMPLES OF SUCCESSFUL FIXES:")
-        lines += [f"- position {column}: {value}" for column, value in view.examples[-3:]]
+        lines += [f"- position {column}: {value}" for column, value in seen.examples[-3:]]
     lines.append(f"What number goes in position {position}? Return just the number.")
     return "\n".join(lines)
 
 
 def actor_request(assignment: Assignment, rng: np.random.Generator) -> LLMRequest:
-    """The position asked about is the first target cell of the view; the temperature is drawn from a band."""
-    view = assignment.view
+    """The position asked about is the first target cell of the observation; the temperature is drawn from a band."""
+    seen = assignment.observation
     band = BANDS[int(rng.integers(len(BANDS)))]
     return LLMRequest.user(
         ACTOR_SYSTEM,
-        actor_prompt(view, target_cells(view)[0]),
+        actor_prompt(seen, target_cells(seen)[0]),
         temperature=round(float(rng.uniform(*band)), 2),
         max_tokens=8,
         purpose="pressure.actor",
@@ -93,12 +93,12 @@ def actor_request(assignment: Assignment, rng: np.random.Generator) -> LLMReques
 
 def parse_value(text: str, assignment: Assignment) -> Patch:
     """The first number of the reply, for the position asked about; it must be a symbol 1..n."""
-    view = assignment.view
+    seen = assignment.observation
     number = re.search(r"\d+", readable(text))
     value = whole_number(number[0], "the value") if number else None
-    if value is None or not 1 <= value <= view.n:
-        raise ReplyParseError(f"no number 1..{view.n} in the reply")
-    return Patch(view.row, target_cells(view)[0], value)
+    if value is None or not 1 <= value <= seen.n:
+        raise ReplyParseError(f"no number 1..{seen.n} in the reply")
+    return Patch(seen.row, target_cells(seen)[0], value)
 
 
 def actor_policy(client: LLMClient, fallback: Policy, rng: np.random.Generator) -> LLMPolicy:
@@ -133,11 +133,11 @@ def coordinator_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
 
 
 def proposer_request(turn: Turn) -> LLMRequest:
-    view = turn.view
-    availability = "; ".join(f"{c}: {list(view.available[c])}" for c in range(view.n) if view.cells[c] == EMPTY)
+    seen = turn.observation
+    availability = "; ".join(f"{c}: {list(seen.available[c])}" for c in range(seen.n) if seen.cells[c] == EMPTY)
     prompt = PROPOSER.format(
-        row_idx=view.row,
-        region_content=render_row(view.cells),
+        row_idx=seen.row,
+        region_content=render_row(seen.cells),
         availability=availability,
         history=" | ".join(turn.history) or "(none)",
     )
@@ -149,9 +149,11 @@ def parse_proposal(text: str, turn: Turn) -> Patch:
     if not match:
         raise ReplyParseError("no PROPOSE position=<col> value=<num>")
     column, value = whole_number(match[1], "the position"), whole_number(match[2], "the value")
-    if not (0 <= column < turn.view.n and turn.view.editable[column] and 1 <= value <= turn.view.n):
+    if not (
+        0 <= column < turn.observation.n and turn.observation.editable[column] and 1 <= value <= turn.observation.n
+    ):
         raise ReplyParseError(f"position {column} / value {value} is not an editable cell and a symbol")
-    return Patch(turn.view.row, column, value)
+    return Patch(turn.observation.row, column, value)
 
 
 def proposer_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:

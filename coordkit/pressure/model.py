@@ -5,7 +5,7 @@ code's variant.
 
 1. *Decay*: every row's fitness and confidence shrink, f ← f·e^(−λ_f), γ ← γ·e^(−λ_γ) (eq. 4);
 2. *Activation*: the rows that get attention (the strategy's, :mod:`coordkit.pressure.strategies`);
-3. *Proposal*: every actor proposes a patch for every activated row, from that row's local view only;
+3. *Proposal*: every actor proposes a patch for every activated row, from that row's local observation only;
 4. *Validation*: each candidate is applied to its own fork of the grid and its actual pressure reduction measured;
 5. *Selection*: candidates sorted by reduction; the top-κ on distinct rows are applied (with ``acceptance_gate``,
    only those that lower their row's pressure);
@@ -46,7 +46,7 @@ from coordkit.pressure.policies import (
     MODEL_CHAIN,
     Assignment,
     Patch,
-    RowView,
+    RowObservation,
     RuleActor,
     RuleCoordinator,
     RuleProposer,
@@ -58,6 +58,7 @@ from coordkit.pressure.policies import (
 from coordkit.pressure.pressure import conflicts, row_pressures
 from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, Puzzle, make_puzzle, puzzle_for
 from coordkit.pressure.strategies import STRATEGIES, Roles
+from coordkit.renamed import warn_renamed
 
 MODES = ("paper", "published")
 EXAMPLE_EVAPORATION = 0.95
@@ -245,8 +246,8 @@ class PressureField(Model):
             (),
             optional="the skill-based rule actors (RuleActor), or the LLM's",
             doc="how every actor proposes a patch for the row it is given: a function of an Assignment (the row's "
-            "RowView and the tier's skill) that returns Patch(row, column, value), a (column, value) pair or None, "
-            "a Policy, or a name given to coordkit.register_policy; the strategy still picks the rows",
+            "RowObservation and the tier's skill) that returns Patch(row, column, value), a (column, value) pair or "
+            "None, a Policy, or a name given to coordkit.register_policy; the strategy still picks the rows",
         ),
         Instance(
             "llm",
@@ -357,9 +358,9 @@ class PressureField(Model):
         """§4.3 steps 3–5 on the activated ``rows``: every actor proposes for every row (one round of decisions,
         concurrent with LLM actors), and the best κ validated patches on distinct rows are chosen."""
         self.focus_rows = rows
-        views = [view for view in map(self.view, rows) if target_cells(view)]
-        assignments = [Assignment(view, self.tier_skill) for view in views for _ in self.actors]
-        deciders = [actor for _ in views for actor in self.actors]
+        observations = [seen for seen in map(self.row_observation, rows) if target_cells(seen)]
+        assignments = [Assignment(seen, self.tier_skill) for seen in observations for _ in self.actors]
+        deciders = [actor for _ in observations for actor in self.actors]
         proposals = decision_round("propose", deciders, assignments, concurrent=self.llm is not None)
         return self._select([p for p in proposals if p is not None])
 
@@ -367,10 +368,10 @@ class PressureField(Model):
         """The published code's tick on ``row``: up to min(8, 2·#empty) proposals for its empty cells, asked one
         after another; the first acceptable one (through the gate, if on) is applied."""
         self.focus_rows = [row]
-        view = self.view(row)
-        empty = [c for c in range(self.n) if view.cells[c] == EMPTY and view.editable[c]]
+        seen = self.row_observation(row)
+        empty = [c for c in range(self.n) if seen.cells[c] == EMPTY and seen.editable[c]]
         for k in range(min(PUBLISHED_PROPOSALS, 2 * len(empty))):
-            asked = replace(view, targets=(empty[k % len(empty)],))
+            asked = replace(seen, targets=(empty[k % len(empty)],))
             patch = self.actors[k % len(self.actors)].propose(Assignment(asked, self.tier_skill))
             if patch is not None and self.passes_gate(patch):
                 return [patch]
@@ -426,17 +427,17 @@ class PressureField(Model):
             self.stalled = 0
 
     # --- what actors see, and what the trial reports ----------------------------------------------------------
-    def view(self, row: int) -> RowView:
+    def row_observation(self, row: int) -> RowObservation:
         """Row ``row`` as its actors see it (§3.5): its cells, its available values, its pressure and state."""
         grid = self.grid.tolist()  # plain ints: numpy's cost per element outweighs the work on so small a grid
         cells = tuple(grid[row])
         available, conflicting = [], []
         for column, line in enumerate(zip(*grid)):
-            seen = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
-            available.append(tuple(v for v in range(1, self.n + 1) if v not in seen))
-            conflicting.append(cells[column] != EMPTY and cells[column] in seen)
+            taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
+            available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
+            conflicting.append(cells[column] != EMPTY and cells[column] in taken)
         region = self.regions[row]
-        return RowView(
+        return RowObservation(
             row=row,
             n=self.n,
             cells=cells,
@@ -448,6 +449,11 @@ class PressureField(Model):
             confidence=region.confidence,
             examples=tuple((c, v) for c, v, _ in self.bank) if self.examples else (),
         )
+
+    def view(self, row: int) -> RowObservation:
+        """Deprecated: :meth:`row_observation`, under its old name for one release."""
+        warn_renamed("PressureField.view(row)", "PressureField.row_observation(row)")
+        return self.row_observation(row)
 
     @property
     def actionable(self) -> np.ndarray:

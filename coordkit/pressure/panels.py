@@ -11,7 +11,7 @@ from typing import Any
 from coordkit.player import ModelPlayer, model_player
 from coordkit.pressure import charts
 from coordkit.pressure.model import PressureField
-from coordkit.ui import ExperimentPanel, Slider, controls
+from coordkit.ui import ExperimentPanel, SliderControl, controls
 
 # --- §2 · one trial, tick by tick ----------------------------------------------------------------------------------
 
@@ -40,7 +40,7 @@ def explore_panel() -> ExperimentPanel:
         play,
         [
             *controls(PressureField, EXPLORED, **overrides(EXPLORED)),
-            Slider("seed", 0, 99, default=0),  # the model's rng, not a parameter
+            SliderControl("seed", 0, 99, default=0),  # the model's rng, not a parameter
         ],
         chart=charts.trial,
     )

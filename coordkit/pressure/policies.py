@@ -1,6 +1,6 @@
 """The rule-based policies of the pressure-field paper and the observations they decide from (§3.5, Appendix B).
 
-An actor proposes a patch for one row from that row's local view only (§3.5). The rule-based actor stands in for
+An actor proposes a patch for one row from that row's local observation only (§3.5). The rule-based actor stands in for
 the paper's LLMs: its ``skill`` in [0, 1] stands in for model size — with probability ``skill`` it picks a value the
 row and the column still lack (the values the published prompt lists as "available"), otherwise any value 1..n.
 Model escalation raises the skill through five tiers (0.5B → 14B in the paper, §6.1.4). With probability
@@ -23,6 +23,7 @@ import numpy as np
 
 from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, policy_name
 from coordkit.pressure.puzzles import EMPTY
+from coordkit.renamed import renamed
 
 MODEL_CHAIN = ("0.5B", "1.5B", "3B", "7B", "14B")
 ESCALATION_STEP = 0.1
@@ -34,7 +35,7 @@ def escalation_skills(skill: float) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
-class RowView:
+class RowObservation:
     """What an actor sees of region (row) ``row``: its content, which cells it may change, each position's
     available values (absent from the row and the column), its pressure and auxiliary state, and remembered fixes."""
 
@@ -63,9 +64,9 @@ class Patch:
 
 @dataclass(frozen=True)
 class Assignment:
-    """What an actor is asked to patch: a row's view, and the skill of the model tier in play."""
+    """What an actor is asked to patch: a row's observation, and the skill of the model tier in play."""
 
-    view: RowView
+    observation: RowObservation
     skill: float
 
 
@@ -75,27 +76,27 @@ def patch_of(decision: object, policy: object, assignment: Assignment) -> Patch 
     proposes, for anything else."""
     if decision is None:
         return None
-    view = assignment.view
+    seen = assignment.observation
     if isinstance(decision, Patch):
         row, column, value = decision.row, decision.column, decision.value
     elif isinstance(decision, tuple) and len(decision) == 2:
-        row, (column, value) = view.row, decision
+        row, (column, value) = seen.row, decision
     else:
         row = column = value = None
     whole = [isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (row, column, value)]
-    if all(whole) and row == view.row and 0 <= column < view.n and 1 <= value <= view.n:
+    if all(whole) and row == seen.row and 0 <= column < seen.n and 1 <= value <= seen.n:
         return Patch(int(row), int(column), int(value))
     raise DecisionError(
-        f"policy {policy_name(policy)!r} returned {decision!r}: an actor of row {view.row} proposes "
-        f"Patch(row={view.row}, column, value) or a (column, value) pair, with column 0 to {view.n - 1} and value "
-        f"1 to {view.n}, or None for no proposal"
+        f"policy {policy_name(policy)!r} returned {decision!r}: an actor of row {seen.row} proposes "
+        f"Patch(row={seen.row}, column, value) or a (column, value) pair, with column 0 to {seen.n - 1} and value "
+        f"1 to {seen.n}, or None for no proposal"
     )
 
 
 class StudentActor(StudentRule):
     """A student's rule as an actor (issue 45): it makes the whole proposal from the :class:`Assignment` (the row's
-    view and the tier's skill); the strategy still decides which rows get attention, and the model which patches it
-    accepts. ``rule`` is the actor's own rule, which a pressure field sends nothing for."""
+    observation and the tier's skill); the strategy still decides which rows get attention, and the model which
+    patches it accepts. ``rule`` is the actor's own rule, which a pressure field sends nothing for."""
 
     def decide(self, assignment: Assignment) -> Patch | None:
         return patch_of(self.student.decide(assignment), self.student, assignment)
@@ -103,7 +104,7 @@ class StudentActor(StudentRule):
 
 @dataclass(frozen=True)
 class Board:
-    """The Coordinator's view: the whole grid and each row's pressure."""
+    """The Coordinator's observation: the whole grid and each row's pressure."""
 
     grid: tuple[tuple[int, ...], ...]
     pressures: tuple[int, ...]
@@ -111,9 +112,9 @@ class Board:
 
 @dataclass(frozen=True)
 class Turn:
-    """The Proposer's view: the target row, the dialogue so far and the proposals already rejected."""
+    """The Proposer's observation: the target row, the dialogue so far and the proposals already rejected."""
 
-    view: RowView
+    observation: RowObservation
     skill: float
     history: tuple[str, ...]
     rejected: frozenset[tuple[int, int]]
@@ -121,7 +122,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class Check:
-    """The Validator's view: the proposal, the row and the target column (the row's own cell left out)."""
+    """The Validator's observation: the proposal, the row and the target column (the row's own cell left out)."""
 
     patch: Patch
     row: tuple[int, ...]
@@ -133,13 +134,13 @@ def pick(options, u: float):
     return options[int(u * len(options))]
 
 
-def target_cells(view: RowView) -> list[int]:
+def target_cells(seen: RowObservation) -> list[int]:
     """Where a patch can help: the asked-about positions, else editable empty cells, else editable cells whose
     value conflicts."""
-    if view.targets:
-        return list(view.targets)
-    empty = [c for c, value in enumerate(view.cells) if value == EMPTY and view.editable[c]]
-    return empty or [c for c in range(view.n) if view.editable[c] and view.conflicting[c]]
+    if seen.targets:
+        return list(seen.targets)
+    empty = [c for c, value in enumerate(seen.cells) if value == EMPTY and seen.editable[c]]
+    return empty or [c for c in range(seen.n) if seen.editable[c] and seen.conflicting[c]]
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class RuleActor(Policy):
     """Skill-based proposals: a cell from :func:`target_cells`, and an available value with probability ``skill``;
     with probability ``failure``, no usable proposal at all (``None``, as for a row with nothing to patch).
 
-    With examples in its view, it copies a remembered fix for the same column with probability ``example_trust``
+    With examples in its observation, it copies a remembered fix for the same column with probability ``example_trust``
     — a cue that does not transfer in a Latin square (that value is already in the column), the kit's model of
     why the paper's few-shot examples did not help (§6.3.2). Every decision draws five uniforms from ``rng``: for
     the failure, the cell, the example, the skill and the value.
@@ -162,17 +163,17 @@ class RuleActor(Policy):
 
     def decide(self, assignment: Assignment) -> Patch | None:
         unusable, where, recall, informed, symbol = self.rng.random(5)
-        view = assignment.view
-        cells = target_cells(view)
+        seen = assignment.observation
+        cells = target_cells(seen)
         if not cells or unusable < self.failure:
             return None
         column = pick(cells, where)
-        remembered = [value for c, value in view.examples if c == column]
+        remembered = [value for c, value in seen.examples if c == column]
         if remembered and recall < self.example_trust:
-            return Patch(view.row, column, int(remembered[-1]))
-        if view.available[column] and informed < assignment.skill:
-            return Patch(view.row, column, int(pick(view.available[column], symbol)))
-        return Patch(view.row, column, 1 + int(symbol * view.n))
+            return Patch(seen.row, column, int(remembered[-1]))
+        if seen.available[column] and informed < assignment.skill:
+            return Patch(seen.row, column, int(pick(seen.available[column], symbol)))
+        return Patch(seen.row, column, 1 + int(symbol * seen.n))
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ class RuleProposer(Policy):
     def decide(self, turn: Turn) -> Patch | None:
         actor = RuleActor(self.rng, example_trust=0.0, failure=self.failure)
         for _ in range(self.attempts):
-            patch = actor.decide(Assignment(turn.view, turn.skill))
+            patch = actor.decide(Assignment(turn.observation, turn.skill))
             if patch is None or (patch.column, patch.value) not in turn.rejected:
                 return patch
         return patch
@@ -222,3 +223,6 @@ class RuleValidator(Policy):
         others = [v for c, v in enumerate(check.row) if c != check.patch.column]
         correct = check.patch.value not in others and check.patch.value not in check.column
         return correct != (self.rng.random() < self.error)
+
+
+__getattr__ = renamed(__name__, {"RowView": "RowObservation"}, globals())  # the old name, for one release

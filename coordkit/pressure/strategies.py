@@ -155,13 +155,13 @@ class ConversationStrategy(Strategy):
         board = Board(tuple(map(tuple, model.grid)), tuple(int(p) for p in model.pressures))
         row = roles.coordinator.decide(board)
         model.focus_rows = [row]
-        view = model.view(row)
+        seen = model.row_observation(row)
         history: list[str] = []
         rejected: set[tuple[int, int]] = set()
         for _ in range(model.max_turns):
-            if not target_cells(view):
+            if not target_cells(seen):
                 return []
-            patch = roles.proposer.decide(Turn(view, model.tier_skill, tuple(history), frozenset(rejected)))
+            patch = roles.proposer.decide(Turn(seen, model.tier_skill, tuple(history), frozenset(rejected)))
             if patch is None:  # an unusable reply: the turn is spent, the Validator not asked (Appendix B)
                 history.append("(no usable proposal)")
                 continue

@@ -3,7 +3,7 @@
 The readers: JupyterLab reopening the notebook with no kernel (with its widget state, as ``make lab`` saves it, and
 without), ``jupyter nbconvert --to html`` opened offline, and the same page with no JavaScript at all (as GitHub and
 nbviewer show a notebook). Each shows a panel either as its widgets (restored from the widget state: controls, and
-each chart's last snapshot) or as its static view (coordkit/static_view.py). ``panels_shown`` reads either the same
+each chart's last snapshot) or as the panel's snapshot (coordkit/snapshot.py). ``panels_shown`` reads either the same
 way: the settings (label → value as the panel writes it) and, for each chart or table, the texts it shows; the tests
 compare that with what the live panels showed when the notebook was saved.
 """
@@ -18,9 +18,9 @@ from lab_server import JupyterLab
 from nbconvert import HTMLExporter
 
 # In the page: [{key, how, settings, parts}] for every panel, in order; `how` is "widgets" (drawn: its controls and
-# charts read) or "static view" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
+# charts read) or "snapshot" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
 # view drawn as SVG, or its snapshot), a table's or other output's visible text (null for a hidden one). With
-# `staticOnly`, every static view, shown or hidden (a live panel's, which the notebook keeps), and nothing else.
+# `staticOnly`, every snapshot, shown or hidden (a live panel's, which the notebook keeps), and nothing else.
 JS_PANELS_SHOWN = r"""
 async (staticOnly) => {
     const shown = el => el.getClientRects().length > 0;
@@ -92,7 +92,7 @@ async (staticOnly) => {
         if (!staticOnly && (drawn.has(key) || !shown(view))) continue;
         const parts = [];
         for (const part of [...view.children].slice(1)) parts.push(await partTexts(part));
-        panels.push({key, how: 'static view', settings: settingsOf(view), parts, order: view});
+        panels.push({key, how: 'snapshot', settings: settingsOf(view), parts, order: view});
     }
     const ordered = panels.sort((a, b) =>
         a.order.compareDocumentPosition(b.order) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
@@ -106,8 +106,8 @@ def panels_shown(page) -> list[dict]:
     return page.evaluate(JS_PANELS_SHOWN, False)
 
 
-def wait_for_static_views(page, live: list[dict], timeout: float = 120.0) -> None:
-    """Wait until each live panel's static view (hidden, in the notebook) holds the settings its controls show and the
+def wait_for_snapshots(page, live: list[dict], timeout: float = 120.0) -> None:
+    """Wait until each live panel's snapshot (hidden, in the notebook) holds the settings its controls show and the
     texts of the charts it draws: the page sends each chart's picture a moment after drawing it (after a player's
     last frame, too), then the kernel replaces the view. Raises TimeoutError naming the panels still behind."""
     deadline = time.monotonic() + timeout
@@ -117,12 +117,12 @@ def wait_for_static_views(page, live: list[dict], timeout: float = 120.0) -> Non
         if not behind:
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"static views behind their panels after {timeout:.0f} s: {behind}")
+            raise TimeoutError(f"snapshots behind their panels after {timeout:.0f} s: {behind}")
         page.wait_for_timeout(250)
 
 
 def _holds(view: dict | None, panel: dict) -> bool:
-    """Whether a hidden static view holds a live panel's settings and the texts of its charts (its tables' texts
+    """Whether a hidden snapshot holds a live panel's settings and the texts of its charts (its tables' texts
     cannot be read while hidden: the saved notebook's readers compare those)."""
     if view is None or view["settings"] != panel["settings"] or len(view["parts"]) != len(panel["parts"]):
         return False
@@ -137,7 +137,7 @@ def without_widget_state(saved: dict) -> dict:
 
 def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, timeout: float = 300.0) -> None:
     """Open ``name`` in a JupyterLab whose notebooks start no kernel, and wait until it shows ``panel_count`` panels,
-    each as its widgets or as its static view."""
+    each as its widgets or as its snapshot."""
     page.goto(reader.url(name))
     page.wait_for_function(
         f"""() => {{

@@ -258,11 +258,11 @@ def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder,
         live = lab_saved.panels_shown(page)
         assert [panel["how"] for panel in live] == ["widgets"] * panel_count, f"{name}: live panels {live}"
         seen_twice = page.locator(".coordkit-static-view:visible").count()
-        assert not seen_twice, f"{name}: {seen_twice} static views shown beside their live panels"
+        assert not seen_twice, f"{name}: {seen_twice} snapshots shown beside their live panels"
         try:
-            lab_saved.wait_for_static_views(page, live)
+            lab_saved.wait_for_snapshots(page, live)
         except TimeoutError as error:
-            raise AssertionError(f"{name}: the static views did not follow the panels: {error}") from error
+            raise AssertionError(f"{name}: the snapshots did not follow the panels: {error}") from error
         saved = lab.save_notebook(page, jupyter_lab, name)
         assert saved["metadata"].get("widgets"), f"{name}: saved without its widget state"
 
@@ -320,7 +320,7 @@ SELF_CHECK = [
     "import sys, warnings\nwarnings.warn('only a warning')\nprint('harmless', file=sys.stderr)",
     """import pandas as pd
 from coordkit import viz
-from coordkit.ui import Choice, ExperimentPanel, Slider, Toggle
+from coordkit.ui import DropdownControl, ExperimentPanel, SliderControl, CheckboxControl
 
 viz.setup()
 
@@ -333,7 +333,7 @@ def run(c, t, x):
 
 ExperimentPanel(
     run,
-    [Choice("c", ["p", "q" * 100]), Toggle("t"), Slider("x", 0, 3)],
+    [DropdownControl("c", ["p", "q" * 100]), CheckboxControl("t"), SliderControl("x", 0, 3)],
     chart=lambda df: viz.lines(df, "a", "b", color="c", title="the panel"),
 )""",
     'pd.DataFrame({"a" * 300: [1]})',  # wider than the column

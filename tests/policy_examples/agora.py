@@ -17,12 +17,12 @@ from coordkit.agora.policies import (
     USER,
     Compose,
     KeywordSuitability,
-    NegotiationView,
-    ProgrammingView,
+    NegotiationObservation,
+    ProgrammingObservation,
     Read,
     RoutineProgrammer,
     SchemaNegotiator,
-    SuitabilityView,
+    SuitabilityObservation,
     TemplateQuerier,
     TemplateResponder,
 )
@@ -38,70 +38,86 @@ def tasks():
 
 
 def documents():
-    return [SchemaNegotiator().decide(NegotiationView(task)).document for task in tasks()]
+    return [SchemaNegotiator().decide(NegotiationObservation(task)).document for task in tasks()]
 
 
 PROSE = ProtocolDocument("Send the date and the place; the reply is the forecast.")
 
 
-def negotiation_views():
-    return [NegotiationView(task) for task in tasks()]
+def negotiation_observations():
+    return [NegotiationObservation(task) for task in tasks()]
 
 
-def programming_views():
+def programming_observations():
     return (
-        [ProgrammingView(d, USER) for d in documents()]
-        + [ProgrammingView(d, SERVER) for d in documents()]
-        + [ProgrammingView(PROSE, USER)]
+        [ProgrammingObservation(d, USER) for d in documents()]
+        + [ProgrammingObservation(d, SERVER) for d in documents()]
+        + [ProgrammingObservation(PROSE, USER)]
     )
 
 
-def suitability_views():
+def suitability_observations():
     docs = tuple(documents())
-    return [SuitabilityView(task, (PROSE, *docs[::-1])) for task in tasks()] + [SuitabilityView(tasks()[0], (PROSE,))]
+    return [SuitabilityObservation(task, (PROSE, *docs[::-1])) for task in tasks()] + [
+        SuitabilityObservation(tasks()[0], (PROSE,))
+    ]
 
 
-def querier_views():
+def querier_observations():
     rng = np.random.default_rng(0)
     catalogue = load_catalogue()
-    views = []
+    observations = []
     for task in tasks():
         instance = example_input(task, rng)
         reply = TemplateResponder().decide(Compose(task, catalogue.answer(task, instance)))
-        views += [Compose(task, instance), Read(task, reply)]
-    return views
+        observations += [Compose(task, instance), Read(task, reply)]
+    return observations
 
 
-def responder_views():
+def responder_observations():
     rng = np.random.default_rng(1)
     catalogue = load_catalogue()
-    views = []
+    observations = []
     for task in tasks():
         instance = example_input(task, rng)
-        views += [
+        observations += [
             Read(task, TemplateQuerier().decide(Compose(task, instance))),
             Compose(task, catalogue.answer(task, instance)),
         ]
-    return views
+    return observations
 
 
 EXAMPLES = [
-    PolicyExample("agora_schema_negotiator", lambda rng, client: SchemaNegotiator(), negotiation_views),
-    PolicyExample("agora_routine_programmer", lambda rng, client: RoutineProgrammer(), programming_views),
-    PolicyExample("agora_keyword_suitability", lambda rng, client: KeywordSuitability(), suitability_views),
-    PolicyExample("agora_template_querier", lambda rng, client: TemplateQuerier(), querier_views),
-    PolicyExample("agora_template_responder", lambda rng, client: TemplateResponder(), responder_views),
+    PolicyExample("agora_schema_negotiator", lambda rng, client: SchemaNegotiator(), negotiation_observations),
+    PolicyExample("agora_routine_programmer", lambda rng, client: RoutineProgrammer(), programming_observations),
+    PolicyExample("agora_keyword_suitability", lambda rng, client: KeywordSuitability(), suitability_observations),
+    PolicyExample("agora_template_querier", lambda rng, client: TemplateQuerier(), querier_observations),
+    PolicyExample("agora_template_responder", lambda rng, client: TemplateResponder(), responder_observations),
     PolicyExample(
-        "agora_llm_negotiator", lambda rng, client: negotiator_policy(client), negotiation_views, reply=stand_in.reply
+        "agora_llm_negotiator",
+        lambda rng, client: negotiator_policy(client),
+        negotiation_observations,
+        reply=stand_in.reply,
     ),
     PolicyExample(
-        "agora_llm_programmer", lambda rng, client: programmer_policy(client), programming_views, reply=stand_in.reply
+        "agora_llm_programmer",
+        lambda rng, client: programmer_policy(client),
+        programming_observations,
+        reply=stand_in.reply,
     ),
     PolicyExample(
-        "agora_llm_suitability", lambda rng, client: suitability_policy(client), suitability_views, reply=stand_in.reply
+        "agora_llm_suitability",
+        lambda rng, client: suitability_policy(client),
+        suitability_observations,
+        reply=stand_in.reply,
     ),
-    PolicyExample("agora_llm_querier", lambda rng, client: querier_policy(client), querier_views, reply=stand_in.reply),
     PolicyExample(
-        "agora_llm_responder", lambda rng, client: responder_policy(client), responder_views, reply=stand_in.reply
+        "agora_llm_querier", lambda rng, client: querier_policy(client), querier_observations, reply=stand_in.reply
+    ),
+    PolicyExample(
+        "agora_llm_responder",
+        lambda rng, client: responder_policy(client),
+        responder_observations,
+        reply=stand_in.reply,
     ),
 ]

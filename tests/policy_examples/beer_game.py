@@ -19,19 +19,19 @@ from . import PolicyExample
 RULES = GameRules(stages=4, rounds=20, order_delay=2, shipping_delay=2, holding_cost=0.5, backlog_cost=1.0)
 
 
-def views():
-    """Every stage's view in the first 8 rounds of a REP game (the demand step included)."""
+def observations():
+    """Every stage's observation in the first 8 rounds of a REP game (the demand step included)."""
     game = BeerGame(protocol="rep_textual", rng=0)
     seen = []
     for _ in range(8):
         game.step()
-        seen += [stage.view() for stage in game.chain]
+        seen += [stage.observation() for stage in game.chain]
     return seen
 
 
 def situations():
     theta = {"target_inventory": 17.0, "order_adjustment": 0.26}
-    return [REPSituation(view, theta, 4.0 + view.round % 3) for view in views()]
+    return [REPSituation(seen, theta, 4.0 + seen.round % 3) for seen in observations()]
 
 
 def synthesis_requests():
@@ -44,23 +44,26 @@ def synthesis_requests():
     ]
 
 
-def steady(view) -> int:
+def steady(seen) -> int:
     """A student's rule: order what was asked, and a case more while in backlog."""
-    return int(view.incoming_order) + (view.backlog > 0)
+    return int(seen.incoming_order) + (seen.backlog > 0)
 
 
 EXAMPLES = [
-    PolicyExample("anchor_and_adjust", lambda rng, client: AnchorAndAdjust(), views),
+    PolicyExample("anchor_and_adjust", lambda rng, client: AnchorAndAdjust(), observations),
     PolicyExample(  # a student's rule in a REP stage: it orders, the stage still sends its sensitivity
         "student_orders",
         lambda rng, client: StudentOrders(policy_from(steady), REPOrdering(AnchorAndAdjust())),
         situations,
     ),
-    PolicyExample("base_stock", lambda rng, client: BaseStock(), views),
+    PolicyExample("base_stock", lambda rng, client: BaseStock(), observations),
     PolicyExample("rep_ordering", lambda rng, client: REPOrdering(AnchorAndAdjust()), situations),
     PolicyExample("rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),
     PolicyExample(
-        "llm_a2a_player", lambda rng, client: a2a_policy(client, AnchorAndAdjust(), RULES), views, reply=stand_in.reply
+        "llm_a2a_player",
+        lambda rng, client: a2a_policy(client, AnchorAndAdjust(), RULES),
+        observations,
+        reply=stand_in.reply,
     ),
     PolicyExample(
         "llm_rep_player",

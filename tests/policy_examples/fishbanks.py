@@ -11,22 +11,22 @@ from coordkit.rep.protocol import SynthesisRequest
 from . import PolicyExample
 
 
-def views(protocol: str = "a2a"):
-    """Every company's view before each of the 8 seasons of a game, its neighbours' last messages included."""
+def observations(protocol: str = "a2a"):
+    """Every company's observation before each of the 8 seasons of a game, its neighbours' last messages included."""
     game = Fishbanks(protocol=protocol, rng=0)
     seen = []
     while game.running:
-        seen += [c.view(game.transport.receive(c.unique_id)) for c in game.industry]
+        seen += [c.observation(game.transport.receive(c.unique_id)) for c in game.industry]
         game.step()
     return seen
 
 
 def situations():
-    """REP companies' views with θ, the deeds they could check (some kept, some broken) and the words they read."""
+    """REP companies' observations with θ, the deeds they could check (some kept, some broken), the words they read."""
     theta = {"quota_estimate": 30.0, "population_health": 0.8, "coordination_confidence": 0.6, "resource_stress": 0.4}
     return [
-        REPSituation(view, theta, ((view.company, k % 3 == 0),), ((view.company, view.boats, view.boats + k % 3),))
-        for k, view in enumerate(views("rep_textual"))
+        REPSituation(seen, theta, ((seen.company, k % 3 == 0),), ((seen.company, seen.boats, seen.boats + k % 3),))
+        for k, seen in enumerate(observations("rep_textual"))
     ]
 
 
@@ -37,9 +37,9 @@ def synthesis_requests():
     return [SynthesisRequest(theta, own, tuple(enumerate(others))) for own, *others in texts]
 
 
-def cautious(view) -> int:
+def cautious(seen) -> int:
     """A student's rule: fewer boats while the stock looks low, one more while it looks high."""
-    return max(1, min(view.max_boats, view.boats + (1 if view.density_estimate > 0.6 else -1)))
+    return max(1, min(seen.max_boats, seen.boats + (1 if seen.density_estimate > 0.6 else -1)))
 
 
 EXAMPLES = [
@@ -48,11 +48,14 @@ EXAMPLES = [
         lambda rng, client: StudentFleet(policy_from(cautious), REPFleet(CompetitiveFleet())),
         situations,
     ),
-    PolicyExample("competitive_fleet", lambda rng, client: CompetitiveFleet(), views),
+    PolicyExample("competitive_fleet", lambda rng, client: CompetitiveFleet(), observations),
     PolicyExample("rep_fleet", lambda rng, client: REPFleet(), situations),
     PolicyExample("fishbanks_rule_synthesis", lambda rng, client: RuleSynthesis(), synthesis_requests),
     PolicyExample(
-        "llm_a2a_company", lambda rng, client: a2a_policy(client, CompetitiveFleet()), views, reply=stand_in.reply
+        "llm_a2a_company",
+        lambda rng, client: a2a_policy(client, CompetitiveFleet()),
+        observations,
+        reply=stand_in.reply,
     ),
     PolicyExample(
         "llm_rep_company", lambda rng, client: rep_policy(client, REPFleet()), situations, reply=stand_in.reply

@@ -12,7 +12,7 @@ from coordkit.pressure.policies import (
     Board,
     Check,
     Patch,
-    RowView,
+    RowObservation,
     RuleActor,
     RuleCoordinator,
     RuleProposer,
@@ -26,12 +26,12 @@ from coordkit.pressure.puzzles import EMPTY
 from . import PolicyExample
 
 
-def views_by_tick() -> list[list[RowView]]:
-    """Every row's view in a 7×7 trial with remembered fixes, in its first 6 ticks (the initial state first)."""
+def observations_by_tick() -> list[list[RowObservation]]:
+    """Every row's observation in a 7×7 trial with remembered fixes, in its first 6 ticks (the initial state first)."""
     model = PressureField(examples=True, rng=0)
     states = []
     for _ in range(6):
-        states.append([model.view(row) for row in range(model.n)])
+        states.append([model.row_observation(row) for row in range(model.n)])
         model.step()
     return states
 
@@ -39,10 +39,10 @@ def views_by_tick() -> list[list[RowView]]:
 def assignments() -> list[Assignment]:
     """Every row with somewhere to patch, tick after tick, at two skills."""
     return [
-        Assignment(view, skill)
-        for views in views_by_tick()
-        for view in views
-        if target_cells(view)
+        Assignment(seen, skill)
+        for observations in observations_by_tick()
+        for seen in observations
+        if target_cells(seen)
         for skill in (0.1, 0.9)
     ]
 
@@ -58,18 +58,18 @@ def boards() -> list[Board]:
 
 def turns() -> list[Turn]:
     """Rows with a hole that still has an available value, with and without earlier rejections."""
-    views = [
-        view
-        for views in views_by_tick()
-        for view in views
-        if any(view.available[c] for c in range(view.n) if view.cells[c] == EMPTY)
+    observations = [
+        seen
+        for observations in observations_by_tick()
+        for seen in observations
+        if any(seen.available[c] for c in range(seen.n) if seen.cells[c] == EMPTY)
     ]
     return [
-        Turn(view, 0.5, history, rejected)
-        for view in views
+        Turn(seen, 0.5, history, rejected)
+        for seen in observations
         for history, rejected in (
             ((), frozenset()),
-            (("PROPOSE position=0 value=1", "REJECT"), frozenset((c, v) for c in range(view.n) for v in (1, 2, 3))),
+            (("PROPOSE position=0 value=1", "REJECT"), frozenset((c, v) for c in range(seen.n) for v in (1, 2, 3))),
         )
     ]
 
@@ -90,10 +90,10 @@ def checks() -> list[Check]:
 
 def first_available(assignment):
     """A student's rule: the first value the first target cell still lacks (no proposal if there is none)."""
-    view = assignment.view
-    for column in target_cells(view):
-        if view.available[column]:
-            return column, view.available[column][0]
+    seen = assignment.observation
+    for column in target_cells(seen):
+        if seen.available[column]:
+            return column, seen.available[column][0]
     return None
 
 

@@ -5,7 +5,7 @@ from collections import deque
 import mesa
 
 from coordkit.policies import Policy
-from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, StageView
+from coordkit.rep.beer_game.policies import AnchorAndAdjust, BaseStock, REPOrdering, REPSituation, StageObservation
 from coordkit.rep.protocol import Message, Sensitivity, Theta
 
 
@@ -36,9 +36,9 @@ class Stage(mesa.Agent):
         self.client = None  # a REPClient or A2AClient, set by the model
         self.downstream_id = None  # the unique_id of the stage it ships to (None for the retailer)
 
-    def view(self, neighbour_messages: list[Message] = ()) -> StageView:
+    def observation(self, neighbour_messages: list[Message] = ()) -> StageObservation:
         """What this stage knows when it orders, its neighbours' last messages included (as text)."""
-        return StageView(
+        return StageObservation(
             stage=self.name,
             round=self.model.steps,
             incoming_order=self.incoming_order,
@@ -83,7 +83,7 @@ class Stage(mesa.Agent):
 class A2APlayer:
     """The A2A baseline's player: orders and explains in words (REP paper §4).
 
-    ``policy`` decides from the stage's view: by default the player's own ordering rule, or an LLM policy
+    ``policy`` decides from the stage's observation: by default the player's own ordering rule, or an LLM policy
     (:mod:`~coordkit.rep.beer_game.llm_policies`) falling back to that rule. The rule also keeps the stage's
     demand forecast, whoever decides.
     """
@@ -102,10 +102,10 @@ class A2APlayer:
     async def decide_async(self, neighbour_messages: list[Message]) -> tuple[int, str]:
         return await self.policy.decide_async(self._observe(neighbour_messages))
 
-    def _observe(self, neighbour_messages: list[Message]) -> StageView:
-        view = self.stage.view(neighbour_messages)
-        self.stage.expected_demand = self.rule.forecast(view)
-        return view
+    def _observe(self, neighbour_messages: list[Message]) -> StageObservation:
+        seen = self.stage.observation(neighbour_messages)
+        self.stage.expected_demand = self.rule.forecast(seen)
+        return seen
 
 
 class REPPlayer:
@@ -130,15 +130,15 @@ class REPPlayer:
         return await self.policy.decide_async(self._observe(theta, neighbour_messages))
 
     def _observe(self, theta: Theta, neighbour_messages: list[Message]) -> REPSituation:
-        view = self.stage.view(neighbour_messages)
-        situation = REPSituation(view, theta, self.customer_demand(view, neighbour_messages))
-        self.stage.expected_demand = self.rule.forecast(view)
+        seen = self.stage.observation(neighbour_messages)
+        situation = REPSituation(seen, theta, self.customer_demand(seen, neighbour_messages))
+        self.stage.expected_demand = self.rule.forecast(seen)
         return situation
 
-    def customer_demand(self, view: StageView, neighbour_messages: list[Message]) -> float:
+    def customer_demand(self, seen: StageObservation, neighbour_messages: list[Message]) -> float:
         """The retailer forecasts customer demand; every other stage relays what its downstream neighbour said."""
         downstream = self.stage.downstream_id
         for message in neighbour_messages:
             if message.sender == downstream and message.sensitivity is not None:
-                return message.sensitivity.values.get("customer_demand", self.rule.forecast(view))
-        return self.rule.forecast(view)
+                return message.sensitivity.values.get("customer_demand", self.rule.forecast(seen))
+        return self.rule.forecast(seen)

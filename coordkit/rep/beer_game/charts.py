@@ -135,7 +135,7 @@ def game_view(rounds: pd.DataFrame) -> alt.Chart:
     )
 
 
-# --- the chain at one round: stages, pipelines and messages (the player's view, notebook 01 §2) --------------------
+# --- the chain at one round: stages, pipelines and messages (the state view, notebook 01 §2) -----------------------
 
 CHAIN_WIDTH = 940  # px: within the notebook column
 PX_PER_CASE = 2.0  # a pipeline bar, a box's stock and its backlog grow 2 px a case, up to their room

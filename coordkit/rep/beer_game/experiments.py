@@ -12,7 +12,7 @@ from coordkit.llm import LLMClient
 from coordkit.papers import numbers
 from coordkit.rep.beer_game import charts, measures, metrics, stand_in
 from coordkit.rep.beer_game.model import PROTOCOLS, BeerGame
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 
 def game_rounds(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from coordkit.llm import LLMClient, LLMRequest
 from coordkit.llm.parsing import ReplyParseError, finite_number, json_object, labelled_number
 from coordkit.policies import LLMPolicy, Policy
-from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageView
+from coordkit.rep.beer_game.policies import ADJUSTMENT, TARGET, REPSituation, StageObservation
 from coordkit.rep.llm_calls import a2a_call, rep_call, synthesis_call
 from coordkit.rep.protocol import SynthesisRequest, Theta
 
@@ -85,39 +85,39 @@ class GameRules:
     holding_cost: float
     backlog_cost: float
 
-    def system(self, view: StageView) -> str:
-        return SYSTEM.format(stage=view.stage, supplier=view.supplier, customer=view.customer, **self.__dict__)
+    def system(self, seen: StageObservation) -> str:
+        return SYSTEM.format(stage=seen.stage, supplier=seen.supplier, customer=seen.customer, **self.__dict__)
 
 
-def position(view: StageView, rules: GameRules) -> str:
-    history = ", ".join(f"{d:.0f}" for d in view.demand_history) or "none yet"
+def position(seen: StageObservation, rules: GameRules) -> str:
+    history = ", ".join(f"{d:.0f}" for d in seen.demand_history) or "none yet"
     return POSITION.format(
-        round=view.round,
+        round=seen.round,
         rounds=rules.rounds,
-        incoming=view.incoming_order,
-        inventory=view.inventory,
-        backlog=view.backlog,
-        supply_line=view.supply_line,
-        lead_time=view.lead_time,
+        incoming=seen.incoming_order,
+        inventory=seen.inventory,
+        backlog=seen.backlog,
+        supply_line=seen.supply_line,
+        lead_time=seen.lead_time,
         history=history,
     )
 
 
 def rep_request(situation: REPSituation, rules: GameRules) -> LLMRequest:
-    view = situation.view
+    seen = situation.observation
     prompt = REP_PROMPT.format(
-        position=position(view, rules),
+        position=position(seen, rules),
         target=situation.theta[TARGET],
         adjustment=situation.theta[ADJUSTMENT],
-        neighbours="\n".join(f"- {note}" for note in view.neighbour_notes) or "(no messages yet)",
+        neighbours="\n".join(f"- {note}" for note in seen.neighbour_notes) or "(no messages yet)",
     )
-    return LLMRequest.user(rules.system(view), prompt, temperature=0.1, max_tokens=300, purpose="rep.beer_game.decide")
+    return LLMRequest.user(rules.system(seen), prompt, temperature=0.1, max_tokens=300, purpose="rep.beer_game.decide")
 
 
-def a2a_request(view: StageView, rules: GameRules) -> LLMRequest:
-    neighbours = "\n".join(f"- {name} ordered {order} cases" for name, order in view.neighbour_orders)
-    prompt = A2A_PROMPT.format(position=position(view, rules), neighbours=neighbours or "(no orders seen yet)")
-    return LLMRequest.user(rules.system(view), prompt, temperature=0.1, max_tokens=300, purpose="a2a.beer_game.decide")
+def a2a_request(seen: StageObservation, rules: GameRules) -> LLMRequest:
+    neighbours = "\n".join(f"- {name} ordered {order} cases" for name, order in seen.neighbour_orders)
+    prompt = A2A_PROMPT.format(position=position(seen, rules), neighbours=neighbours or "(no orders seen yet)")
+    return LLMRequest.user(rules.system(seen), prompt, temperature=0.1, max_tokens=300, purpose="a2a.beer_game.decide")
 
 
 def parse_order(text: str) -> int:

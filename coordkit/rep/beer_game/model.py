@@ -32,8 +32,8 @@ from coordkit.rep.beer_game.policies import (
     RuleSynthesis,
     StudentOrders,
 )
-from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
+from coordkit.rep.protocol_network import ProtocolNetwork
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -73,8 +73,8 @@ class BeerGame(Model):
     :class:`~coordkit.llm.BudgetExceeded` from ``run()``; ``frame()`` then holds the rounds played before it.
 
     With ``policy`` (issue 45), every stage orders with a student's rule instead: a function of the stage's
-    :class:`~coordkit.rep.beer_game.policies.StageView` that returns whole cases or an
-    :class:`~coordkit.rep.beer_game.policies.Order` (branch on ``view.stage`` for a rule per stage), a Policy or a
+    :class:`~coordkit.rep.beer_game.policies.StageObservation` that returns whole cases or an
+    :class:`~coordkit.rep.beer_game.policies.Order` (branch on its ``stage`` for a rule per stage), a Policy or a
     registered name. The rule replaces the order alone: under REP the stage still sends its sensitivity and the
     protocol still updates θ; under A2A it sends the rule's message, or its own reasoning about that order. The
     stage's demand forecast is kept as ever. With an LLM too, the rule orders and the LLM synthesises (call 2).
@@ -203,7 +203,7 @@ class BeerGame(Model):
             None,
             (),
             optional="each protocol's own rule: Sterman's players (A2A, REP), base stock (base-stock)",
-            doc="how the stages order: a function of a StageView that returns whole cases (or an Order), a "
+            doc="how the stages order: a function of a StageObservation that returns whole cases (or an Order), a "
             "Policy, or a name given to coordkit.register_policy, for every stage or one per stage (a list, "
             "retailer first, or a mapping by name); the protocol keeps its messages",
             agents="stage",

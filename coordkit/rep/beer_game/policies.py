@@ -28,6 +28,7 @@ from coordkit.policies import (
     policy_name,
     whole_number,
 )
+from coordkit.renamed import renamed
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
 TARGET = "target_inventory"
@@ -35,7 +36,7 @@ ADJUSTMENT = "order_adjustment"
 
 
 @dataclass(frozen=True)
-class StageView:
+class StageObservation:
     """What one stage knows when it orders: its own books, its demand, and its neighbours' last messages.
 
     - ``stage``: "retailer", "wholesaler", "distributor" or "factory" ("stage 4", ... in a longer chain);
@@ -74,9 +75,9 @@ class StageView:
 
 @dataclass(frozen=True)
 class REPSituation:
-    """What a REP player decides from: its view, its coordination variables θ, and customer demand as heard."""
+    """What a REP player decides from: its observation, its coordination variables θ, and customer demand as heard."""
 
-    view: StageView
+    observation: StageObservation
     theta: Theta
     customer_demand: float
 
@@ -108,16 +109,16 @@ def order_of(decision: object, policy: object) -> Order:
 
 class StudentOrders(StudentRule):
     """A student's ordering rule in a stage (issue 45): the rule decides the order from the stage's
-    :class:`StageView`, whatever the protocol; the protocol keeps its part. An A2A stage sends the rule's message,
-    or its own rule's reasoning about that order; a REP stage still sends its sensitivity
+    :class:`StageObservation`, whatever the protocol; the protocol keeps its part. An A2A stage sends the rule's
+    message, or its own rule's reasoning about that order; a REP stage still sends its sensitivity
     (:meth:`REPOrdering.sensitivity`), so that the protocol shares it and updates θ as ever."""
 
-    def decide(self, observation: "StageView | REPSituation") -> tuple[int, object]:
-        view = observation.view if isinstance(observation, REPSituation) else observation
-        order = order_of(self.student.decide(view), self.student)
+    def decide(self, observation: "StageObservation | REPSituation") -> tuple[int, object]:
+        seen = observation.observation if isinstance(observation, REPSituation) else observation
+        order = order_of(self.student.decide(seen), self.student)
         if isinstance(observation, REPSituation):
-            return order.cases, self.rule.sensitivity(view, observation.theta, observation.customer_demand)
-        return order.cases, order.message or self.rule.reasoning(view, order.cases)
+            return order.cases, self.rule.sensitivity(seen, observation.theta, observation.customer_demand)
+        return order.cases, order.message or self.rule.reasoning(seen, order.cases)
 
 
 def whole_cases(quantity: float) -> int:
@@ -137,25 +138,25 @@ class AnchorAndAdjust(Policy):
     name = "anchor_and_adjust"
     classifier = Classifier()
 
-    def forecast(self, view: StageView) -> float:
+    def forecast(self, seen: StageObservation) -> float:
         """Adaptive expectations: L̂_t = θ·L_t + (1 − θ)·L̂_{t−1}."""
-        return self.smoothing * view.incoming_order + (1 - self.smoothing) * view.expected_demand
+        return self.smoothing * seen.incoming_order + (1 - self.smoothing) * seen.expected_demand
 
-    def order(self, view: StageView) -> float:
-        gap = self.desired_stock - view.net_stock - self.supply_line_weight * view.supply_line
-        return max(0.0, self.forecast(view) + self.stock_adjustment * gap)
+    def order(self, seen: StageObservation) -> float:
+        gap = self.desired_stock - seen.net_stock - self.supply_line_weight * seen.supply_line
+        return max(0.0, self.forecast(seen) + self.stock_adjustment * gap)
 
-    def decide(self, view: StageView) -> tuple[int, str]:
+    def decide(self, seen: StageObservation) -> tuple[int, str]:
         """The A2A player's call: an order in whole cases and its reasoning."""
-        order = whole_cases(self.order(view))
-        return order, self.reasoning(view, order)
+        order = whole_cases(self.order(seen))
+        return order, self.reasoning(seen, order)
 
-    def reasoning(self, view: StageView, order: float) -> str:
+    def reasoning(self, seen: StageObservation, order: float) -> str:
         """The A2A message: a decision explained from the player's own numbers (§4)."""
-        state = f"net stock {view.net_stock:+.0f}" if view.backlog == 0 else f"backlog {view.backlog:.0f}"
+        state = f"net stock {seen.net_stock:+.0f}" if seen.backlog == 0 else f"backlog {seen.backlog:.0f}"
         return (
-            f"Ordering {order:.0f}: demand looks like {self.forecast(view):.1f}/round, {state}, "
-            f"{view.supply_line:.0f} already on order."
+            f"Ordering {order:.0f}: demand looks like {self.forecast(seen):.1f}/round, {state}, "
+            f"{seen.supply_line:.0f} already on order."
         )
 
 
@@ -171,20 +172,20 @@ class BaseStock(Policy):
     name = "base_stock"
     classifier = Classifier()
 
-    def forecast(self, view: StageView) -> float:
-        return self.smoothing * view.incoming_order + (1 - self.smoothing) * view.expected_demand
+    def forecast(self, seen: StageObservation) -> float:
+        return self.smoothing * seen.incoming_order + (1 - self.smoothing) * seen.expected_demand
 
-    def order(self, view: StageView) -> float:
-        demand = self.forecast(view)
-        stock_gap = self.desired_stock - view.net_stock
-        supply_gap = demand * view.lead_time - view.supply_line
+    def order(self, seen: StageObservation) -> float:
+        demand = self.forecast(seen)
+        stock_gap = self.desired_stock - seen.net_stock
+        supply_gap = demand * seen.lead_time - seen.supply_line
         return max(0.0, stock_gap + supply_gap)
 
-    def decide(self, view: StageView) -> tuple[int, str]:
-        order = whole_cases(self.order(view))
-        return order, self.reasoning(view, order)
+    def decide(self, seen: StageObservation) -> tuple[int, str]:
+        order = whole_cases(self.order(seen))
+        return order, self.reasoning(seen, order)
 
-    def reasoning(self, view: StageView, order: float) -> str:
+    def reasoning(self, seen: StageObservation, order: float) -> str:
         return f"Ordering {order:.0f} to restore {self.desired_stock:.0f} in stock and a full supply line."
 
 
@@ -216,24 +217,24 @@ class REPOrdering(Policy):
     def initial_theta(self) -> Theta:
         return {TARGET: self.rule.desired_stock, ADJUSTMENT: self.rule.stock_adjustment}
 
-    def forecast(self, view: StageView) -> float:
-        return self.rule.forecast(view)
+    def forecast(self, seen: StageObservation) -> float:
+        return self.rule.forecast(seen)
 
-    def order(self, view: StageView, theta: Theta, customer_demand: float) -> float:
-        gap = theta[TARGET] - view.net_stock - self.rule.supply_line_weight * view.supply_line
+    def order(self, seen: StageObservation, theta: Theta, customer_demand: float) -> float:
+        gap = theta[TARGET] - seen.net_stock - self.rule.supply_line_weight * seen.supply_line
         return max(0.0, customer_demand + theta[ADJUSTMENT] * gap)
 
     def order_change_for_demand_rise(
-        self, view: StageView, theta: Theta, customer_demand: float, rise: float = 0.10
+        self, seen: StageObservation, theta: Theta, customer_demand: float, rise: float = 0.10
     ) -> float:
         """How many more cases the player would order if demand were ``rise`` higher this round."""
-        extra = view.incoming_order * rise
-        from_stock = min(extra, view.inventory)
-        bumped = replace(view, inventory=view.inventory - from_stock, backlog=view.backlog + extra - from_stock)
-        return self.order(bumped, theta, customer_demand * (1 + rise)) - self.order(view, theta, customer_demand)
+        extra = seen.incoming_order * rise
+        from_stock = min(extra, seen.inventory)
+        bumped = replace(seen, inventory=seen.inventory - from_stock, backlog=seen.backlog + extra - from_stock)
+        return self.order(bumped, theta, customer_demand * (1 + rise)) - self.order(seen, theta, customer_demand)
 
-    def proposal(self, view: StageView, customer_demand: float) -> Theta:
-        pipeline_fill = view.supply_line / max(customer_demand * view.lead_time, 1e-9)
+    def proposal(self, seen: StageObservation, customer_demand: float) -> Theta:
+        pipeline_fill = seen.supply_line / max(customer_demand * seen.lead_time, 1e-9)
         return {
             TARGET: self.rule.desired_stock,
             ADJUSTMENT: self.rule.stock_adjustment * min(1.0, 1 / max(pipeline_fill, 1e-9)),
@@ -241,25 +242,25 @@ class REPOrdering(Policy):
 
     def decide(self, situation: REPSituation) -> tuple[int, Sensitivity]:
         """The REP player's call: an order in whole cases and the sensitivity it sends."""
-        view, theta, demand = situation.view, situation.theta, situation.customer_demand
-        return whole_cases(self.order(view, theta, demand)), self.sensitivity(view, theta, demand)
+        seen, theta, demand = situation.observation, situation.theta, situation.customer_demand
+        return whole_cases(self.order(seen, theta, demand)), self.sensitivity(seen, theta, demand)
 
-    def sensitivity(self, view: StageView, theta: Theta, customer_demand: float) -> Sensitivity:
+    def sensitivity(self, seen: StageObservation, theta: Theta, customer_demand: float) -> Sensitivity:
         """The message; ``customer_demand`` is the retailer's forecast as heard from downstream."""
-        more = self.order_change_for_demand_rise(view, theta, customer_demand)
-        values = {f"propose:{k}": v for k, v in self.proposal(view, customer_demand).items()}
+        more = self.order_change_for_demand_rise(seen, theta, customer_demand)
+        values = {f"propose:{k}": v for k, v in self.proposal(seen, customer_demand).items()}
         values |= {"customer_demand": customer_demand, "order_per_10pct_demand": more}
-        text = sensitivity_text(view, theta, self.rule, customer_demand, more, demand_trend(view))
+        text = sensitivity_text(seen, theta, self.rule, customer_demand, more, demand_trend(seen))
         return Sensitivity(values, text)
 
 
-def demand_trend(view: StageView) -> str:
+def demand_trend(seen: StageObservation) -> str:
     """A player's judgement of its incoming orders: "steady", a "temporary" jump, or a "persistent" shift.
 
     A change of more than 10% from two rounds ago is "temporary" until the new level has held for a round;
     then it is "persistent". This is the qualitative part of a sensitivity that numbers do not carry (§5).
     """
-    history = (*view.demand_history, view.incoming_order)
+    history = (*seen.demand_history, seen.incoming_order)
     if len(history) < 3:
         return "steady"
     before, last, now = history[-3], history[-2], history[-1]
@@ -269,17 +270,17 @@ def demand_trend(view: StageView) -> str:
 
 
 def sensitivity_text(
-    view: StageView, theta: Theta, rule: AnchorAndAdjust, customer_demand: float, order_change: float, trend: str
+    seen: StageObservation, theta: Theta, rule: AnchorAndAdjust, customer_demand: float, order_change: float, trend: str
 ) -> str:
     """The templated textual sensitivity a rule-based REP player sends (the paper's example, §3.1 and §5)."""
-    gap = view.net_stock - theta[TARGET]
-    supply_rounds = view.supply_line / max(customer_demand, 1e-9)
+    gap = seen.net_stock - theta[TARGET]
+    supply_rounds = seen.supply_line / max(customer_demand, 1e-9)
     return (
         f"Customer demand looks like {customer_demand:.1f} a round; my own orders in look {trend}. "
         f"If demand rises 10%, I'd order {order_change:.1f} more. "
         f"My stock target is {rule.desired_stock:.0f} and my stock is {abs(gap):.0f} "
-        f"{'above' if gap >= 0 else 'below'} my current target, with {view.supply_line:.0f} on order "
-        f"({supply_rounds:.1f} rounds of supply for a {view.lead_time}-round lead time). "
+        f"{'above' if gap >= 0 else 'below'} my current target, with {seen.supply_line:.0f} on order "
+        f"({supply_rounds:.1f} rounds of supply for a {seen.lead_time}-round lead time). "
         f"I'd normally correct {rule.stock_adjustment:.0%} of a stock gap a round."
     )
 
@@ -321,3 +322,6 @@ class RuleSynthesis(Policy):
             damping = self.damping if spike else 1.0
             theta[ADJUSTMENT] = float(natural[1]) / 100 * min(1.0, 1 / max(fill, 1e-9)) * damping
         return theta
+
+
+__getattr__ = renamed(__name__, {"StageView": "StageObservation"}, globals())  # the old name, for one release

@@ -3,7 +3,7 @@
 import mesa
 
 from coordkit.policies import Policy
-from coordkit.rep.fishbanks.policies import CompetitiveFleet, FleetView, REPFleet, REPSituation
+from coordkit.rep.fishbanks.policies import CompetitiveFleet, FleetObservation, REPFleet, REPSituation
 from coordkit.rep.protocol import Message, Sensitivity, Theta
 
 
@@ -47,11 +47,11 @@ class Company(mesa.Agent):
         self.profit = self.revenue - self.cost
         self.cumulative_profit += self.profit
 
-    def view(self, neighbour_messages: list[Message] = ()) -> FleetView:
+    def observation(self, neighbour_messages: list[Message] = ()) -> FleetObservation:
         """What this company knows when it deploys, its neighbours' last messages included."""
         model = self.model
         neighbours = [(model.name_of(m.sender), m.decision, _words(m)) for m in neighbour_messages]
-        return FleetView(
+        return FleetObservation(
             company=self.name,
             profile=self.profile,
             season=max(model.steps, 1),
@@ -82,7 +82,7 @@ def _words(message: Message) -> str:
 class A2ACompany:
     """The A2A baseline's company: deploys and explains in words, with no shared variables (REP paper §4, §6).
 
-    ``policy`` decides from the company's view: by default :class:`CompetitiveFleet`, or an LLM policy
+    ``policy`` decides from the company's observation: by default :class:`CompetitiveFleet`, or an LLM policy
     (:mod:`~coordkit.rep.fishbanks.llm_policies`) falling back to it.
     """
 
@@ -95,10 +95,10 @@ class A2ACompany:
         return {}
 
     def decide(self, neighbour_messages: list[Message]) -> tuple[int, str]:
-        return self.policy.decide(self.company.view(neighbour_messages))
+        return self.policy.decide(self.company.observation(neighbour_messages))
 
     async def decide_async(self, neighbour_messages: list[Message]) -> tuple[int, str]:
-        return await self.policy.decide_async(self.company.view(neighbour_messages))
+        return await self.policy.decide_async(self.company.observation(neighbour_messages))
 
 
 class REPCompany:
@@ -117,7 +117,7 @@ class REPCompany:
         self._promises: dict = {}  # sender → (hold, others_at_most) stated last season
 
     def initial_theta(self) -> Theta:
-        return self.rule.initial_theta(self.company.view())
+        return self.rule.initial_theta(self.company.observation())
 
     def decide(self, theta: Theta, neighbour_messages: list[Message]) -> tuple[int, Sensitivity]:
         return self.policy.decide(self._observe(theta, neighbour_messages))
@@ -140,7 +140,7 @@ class REPCompany:
             if m.sensitivity is not None and {"hold", "others_at_most"} <= set(m.sensitivity.values)
         }
         conditions = tuple((name_of(sender), *promise) for sender, promise in self._promises.items())
-        return REPSituation(self.company.view(neighbour_messages), theta, kept, conditions)
+        return REPSituation(self.company.observation(neighbour_messages), theta, kept, conditions)
 
 
 def promise_kept(boats: int, hold: int, others_at_most: int, others_mean: float) -> bool:

@@ -102,7 +102,7 @@ def _collapse(result: dict) -> str:
     return "no collapse" if pd.isna(season) else f"collapse in season {season:.0f}"
 
 
-# --- the player's view: the fishery as it stands ------------------------------------------------------------------
+# --- the state view: the fishery as it stands ---------------------------------------------------------------------
 
 SEA_PHASES = ["start", "caught", "grew", "now"]  # the season's waterfall, left to right
 SEA_COLOURS = alt.Scale(
@@ -121,7 +121,7 @@ INDEPENDENT_COLOURS = alt.Resolve(scale=alt.ScaleResolveMap(color="independent")
 
 @state_view(Fishbanks)
 def fishery_now(game: Fishbanks) -> alt.HConcatChart:
-    """The fishery as it stands (the player's view, REP §6): the sea's stock against its capacity, the stock at
+    """The fishery as it stands (the state view, REP §6): the sea's stock against its capacity, the stock at
     which it regrows fastest and the viability threshold, with this season's catch and regrowth as a waterfall;
     each company's boats, one square a boat, those it added or laid up this season marked; and what each company
     landed this season."""

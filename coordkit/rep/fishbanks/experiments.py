@@ -15,7 +15,7 @@ from coordkit.rep.fishbanks import charts, measures, metrics, stand_in
 from coordkit.rep.fishbanks.model import PROTOCOL_NAMES as NAMES
 from coordkit.rep.fishbanks.model import PROTOCOLS, Fishbanks
 from coordkit.rep.fishbanks.policies import THETA_NAMES
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 FIGURE = "rep-fishbanks-fig2"
 REP = "rep_textual"  # the paper's REP: textual sensitivities, synthesised by call 2

@@ -29,7 +29,7 @@ from coordkit.rep.fishbanks.policies import (
     QUOTA,
     STRESS,
     THETA_NAMES,
-    FleetView,
+    FleetObservation,
     REPSituation,
 )
 from coordkit.rep.llm_calls import a2a_call, rep_call, synthesis_call
@@ -100,69 +100,69 @@ DECISION: [number]
 REASONING: [brief explanation of your numerical analysis and decision logic]"""
 
 
-def system(view: FleetView) -> str:
-    fishery = view.fishery
+def system(seen: FleetObservation) -> str:
+    fishery = seen.fishery
     return SYSTEM.format(
-        company=view.company,
-        profile=view.profile,
-        companies=view.companies,
+        company=seen.company,
+        profile=seen.profile,
+        companies=seen.companies,
         capacity=fishery.capacity,
-        max_boats=view.max_boats,
+        max_boats=seen.max_boats,
         catch_per_boat=fishery.catch_per_boat,
         fish_price=fishery.fish_price,
         boat_cost=fishery.boat_cost,
-        seasons=view.seasons,
+        seasons=seen.seasons,
     )
 
 
-def position(view: FleetView) -> str:
+def position(seen: FleetObservation) -> str:
     return POSITION.format(
-        season=view.season,
-        seasons=view.seasons,
-        survey=" (before season 1: the survey of the initial stock)" if view.industry_catch is None else "",
-        risk=view.risk_tolerance,
-        values=view.sustainability,
-        boats=view.boats,
-        catch_per_boat=view.catch_per_boat,
-        profit_per_boat=view.profit_per_boat,
-        density=view.density_estimate,
-        industry="none yet" if view.industry_catch is None else f"{view.industry_catch:.0f} fish",
+        season=seen.season,
+        seasons=seen.seasons,
+        survey=" (before season 1: the survey of the initial stock)" if seen.industry_catch is None else "",
+        risk=seen.risk_tolerance,
+        values=seen.sustainability,
+        boats=seen.boats,
+        catch_per_boat=seen.catch_per_boat,
+        profit_per_boat=seen.profit_per_boat,
+        density=seen.density_estimate,
+        industry="none yet" if seen.industry_catch is None else f"{seen.industry_catch:.0f} fish",
     )
 
 
 def rep_request(situation: REPSituation) -> LLMRequest:
-    view, theta = situation.view, situation.theta
+    seen, theta = situation.observation, situation.theta
     prompt = REP_PROMPT.format(
-        position=position(view),
+        position=position(seen),
         quota=theta[QUOTA],
         health=theta[HEALTH],
         confidence=theta[CONFIDENCE],
         stress=theta[STRESS],
-        neighbours="\n".join(view.neighbour_notes) or "(no messages yet)",
-        companies=view.companies,
-        max_boats=view.max_boats,
+        neighbours="\n".join(seen.neighbour_notes) or "(no messages yet)",
+        companies=seen.companies,
+        max_boats=seen.max_boats,
     )
-    return LLMRequest.user(system(view), prompt, temperature=0.1, max_tokens=300, purpose="rep.fishbanks.decide")
+    return LLMRequest.user(system(seen), prompt, temperature=0.1, max_tokens=300, purpose="rep.fishbanks.decide")
 
 
-def a2a_request(view: FleetView) -> LLMRequest:
-    if view.neighbour_boats:
+def a2a_request(seen: FleetObservation) -> LLMRequest:
+    if seen.neighbour_boats:
         patterns = (
-            f"- Average neighbor boats deployed: {view.neighbour_mean:.1f}\n"
-            f"- Neighbor deployment variance: {view.neighbour_variance:.1f}\n"
-            f"- Total neighbor boats: {view.neighbour_total}"
+            f"- Average neighbor boats deployed: {seen.neighbour_mean:.1f}\n"
+            f"- Neighbor deployment variance: {seen.neighbour_variance:.1f}\n"
+            f"- Total neighbor boats: {seen.neighbour_total}"
         )
     else:
         patterns = "- (no deployments seen yet)"
     prompt = A2A_PROMPT.format(
-        position=position(view),
-        others=view.companies - 1,
+        position=position(seen),
+        others=seen.companies - 1,
         patterns=patterns,
-        neighbours="\n".join(view.neighbour_notes) or "(no messages yet)",
-        companies=view.companies,
-        max_boats=view.max_boats,
+        neighbours="\n".join(seen.neighbour_notes) or "(no messages yet)",
+        companies=seen.companies,
+        max_boats=seen.max_boats,
     )
-    return LLMRequest.user(system(view), prompt, temperature=0.1, max_tokens=300, purpose="a2a.fishbanks.decide")
+    return LLMRequest.user(system(seen), prompt, temperature=0.1, max_tokens=300, purpose="a2a.fishbanks.decide")
 
 
 def parse_boats(text: str, max_boats: int) -> int:
@@ -181,7 +181,7 @@ def rep_policy(client: LLMClient, fallback: Policy) -> LLMPolicy:
     The game's rules (companies, boats allowed, prices) travel in the observation, so no rules argument is needed.
     """
     return rep_call(
-        client, fallback, rep_request, lambda text, s: parse_boats(text, s.view.max_boats), "llm_rep_company"
+        client, fallback, rep_request, lambda text, s: parse_boats(text, s.observation.max_boats), "llm_rep_company"
     )
 
 

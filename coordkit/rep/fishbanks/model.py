@@ -35,8 +35,8 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
     StudentFleet,
 )
-from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
+from coordkit.rep.protocol_network import ProtocolNetwork
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -98,7 +98,7 @@ class Fishbanks(Model):
     LLM budget raises :class:`~coordkit.llm.BudgetExceeded` from ``run()``.
 
     With ``policy`` (issue 45), every company deploys with a student's rule instead: a function of the company's
-    :class:`~coordkit.rep.fishbanks.policies.FleetView` that returns whole boats or a
+    :class:`~coordkit.rep.fishbanks.policies.FleetObservation` that returns whole boats or a
     :class:`~coordkit.rep.fishbanks.policies.Deployment`, a Policy or a registered name. The rule replaces the boats
     alone: under REP the company still sends its sensitivity, with the conditional hold its REP rule states, and the
     protocol still updates θ; under A2A it sends the rule's message, or its own reasoning about those boats.
@@ -204,9 +204,9 @@ class Fishbanks(Model):
             None,
             (),
             optional="the protocol's own rule: the competitive fleet (A2A), blended with the REP hold (REP)",
-            doc="how the companies deploy: a function of a FleetView that returns whole boats (or a Deployment), a "
-            "Policy, or a name given to coordkit.register_policy, for every company or one per company (a list, "
-            "or a mapping by name: 'GlobalMega_Corp', ...); the protocol keeps its messages",
+            doc="how the companies deploy: a function of a FleetObservation that returns whole boats (or a "
+            "Deployment), a Policy, or a name given to coordkit.register_policy, for every company or one per company "
+            "(a list, or a mapping by name: 'GlobalMega_Corp', ...); the protocol keeps its messages",
             agents="company",
         ),
         *llm_parameters(

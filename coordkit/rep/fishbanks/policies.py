@@ -23,6 +23,7 @@ from functools import lru_cache
 from statistics import pvariance
 
 from coordkit.policies import Classifier, DecisionError, Policy, StudentRule, decision_pair, policy_name, whole_number
+from coordkit.renamed import renamed
 from coordkit.rep.fishbanks.ecology import PEAK_DENSITY, Fishery
 from coordkit.rep.protocol import Sensitivity, SynthesisRequest, Theta
 
@@ -34,7 +35,7 @@ THETA_NAMES = (QUOTA, HEALTH, CONFIDENCE, STRESS)  # REP Appendix A.2
 
 
 @dataclass(frozen=True)
-class FleetView:
+class FleetObservation:
     """What one company knows when it deploys: its books, its estimate of the stock, and its neighbours' last
     decisions (with their reasoning or sensitivity text). Before the first season, "last season" is the survey
     every company starts from: the catch per boat at the initial stock, and the profit it would bring.
@@ -90,11 +91,11 @@ class FleetView:
 
 @dataclass(frozen=True)
 class REPSituation:
-    """What a REP company decides from: its view, its coordination variables θ, the deeds it can check —
+    """What a REP company decides from: its observation, its coordination variables θ, the deeds it can check —
     (neighbour, whether it kept last season's conditional promise) — and the words it has read — (neighbour,
     the hold it states, the most the others may average for it to hold)."""
 
-    view: FleetView
+    observation: FleetObservation
     theta: Theta
     kept: tuple[tuple[str, bool], ...] = ()
     conditions: tuple[tuple[str, int, int], ...] = ()
@@ -137,17 +138,18 @@ def deployment_of(decision: object, policy: object, max_boats: int) -> Deploymen
 
 class StudentFleet(StudentRule):
     """A student's deployment rule in a company (issue 45): the rule decides the boats from the company's
-    :class:`FleetView`, whatever the protocol; the protocol keeps its part. An A2A company sends the rule's message,
-    or its own rule's reasoning about those boats; a REP company still sends its sensitivity, with the conditional
-    hold its REP rule states (:meth:`REPFleet.plan`), so that the protocol shares it and updates θ as ever."""
+    :class:`FleetObservation`, whatever the protocol; the protocol keeps its part. An A2A company sends the rule's
+    message, or its own rule's reasoning about those boats; a REP company still sends its sensitivity, with the
+    conditional hold its REP rule states (:meth:`REPFleet.plan`), so that the protocol shares it and updates θ as
+    ever."""
 
-    def decide(self, observation: "FleetView | REPSituation") -> tuple[int, object]:
-        view = observation.view if isinstance(observation, REPSituation) else observation
-        deployment = deployment_of(self.student.decide(view), self.student, view.max_boats)
+    def decide(self, observation: "FleetObservation | REPSituation") -> tuple[int, object]:
+        seen = observation.observation if isinstance(observation, REPSituation) else observation
+        deployment = deployment_of(self.student.decide(seen), self.student, seen.max_boats)
         if isinstance(observation, REPSituation):
             _, condition = self.rule.plan(observation)
             return deployment.boats, self.rule.sensitivity(observation, deployment.boats, condition)
-        return deployment.boats, deployment.message or self.rule.reasoning(view, deployment.boats)
+        return deployment.boats, deployment.message or self.rule.reasoning(seen, deployment.boats)
 
 
 def whole_boats(boats: float, max_boats: int) -> int:
@@ -175,31 +177,31 @@ class CompetitiveFleet(Policy):
     name = "competitive_fleet"
     classifier = Classifier()
 
-    def boats(self, view: FleetView) -> int:
-        mean = view.neighbour_mean
-        target = view.boats if mean is None else view.boats + (mean - view.boats) / 2
-        if view.profit_per_boat <= 0:
+    def boats(self, seen: FleetObservation) -> int:
+        mean = seen.neighbour_mean
+        target = seen.boats if mean is None else seen.boats + (mean - seen.boats) / 2
+        if seen.profit_per_boat <= 0:
             target -= 1
-        elif view.risk_tolerance > view.sustainability:
+        elif seen.risk_tolerance > seen.sustainability:
             target += 1
-        elif view.density_estimate < PEAK_DENSITY:
+        elif seen.density_estimate < PEAK_DENSITY:
             target -= 1
-        return whole_boats(target, view.max_boats)
+        return whole_boats(target, seen.max_boats)
 
-    def decide(self, view: FleetView) -> tuple[int, str]:
+    def decide(self, seen: FleetObservation) -> tuple[int, str]:
         """The A2A company's call: boats and its reasoning."""
-        boats = self.boats(view)
-        return boats, self.reasoning(view, boats)
+        boats = self.boats(seen)
+        return boats, self.reasoning(seen, boats)
 
-    def reasoning(self, view: FleetView, boats: int) -> str:
+    def reasoning(self, seen: FleetObservation, boats: int) -> str:
         """The A2A message: a decision explained from the company's numbers (§4)."""
-        aim = "cut our losses" if boats < view.boats else "keep our share"
+        aim = "cut our losses" if boats < seen.boats else "keep our share"
         deploying = f"deploying {boats_text(boats)} to {aim}"
-        if view.neighbour_mean is None:
-            return f"No neighbour decisions yet; we expect ${view.profit_per_boat:,.0f} a boat: {deploying}."
+        if seen.neighbour_mean is None:
+            return f"No neighbour decisions yet; we expect ${seen.profit_per_boat:,.0f} a boat: {deploying}."
         return (
-            f"Neighbours average {view.neighbour_mean:.1f} boats (total {view.neighbour_total}); our profit per boat "
-            f"was ${view.profit_per_boat:,.0f}: {deploying}."
+            f"Neighbours average {seen.neighbour_mean:.1f} boats (total {seen.neighbour_total}); our profit per boat "
+            f"was ${seen.profit_per_boat:,.0f}: {deploying}."
         )
 
 
@@ -232,30 +234,30 @@ class REPFleet(Policy):
     name = "rep_fleet"
     classifier = Classifier()
 
-    def assessment(self, view: FleetView) -> tuple[float, float, float | None]:
+    def assessment(self, seen: FleetObservation) -> tuple[float, float, float | None]:
         """(quota, health, stress) from the company's own reading: its equal share of what the stock regrows at
         its most productive density; its density estimate relative to that density, at most 1; and last
         season's industry catch over catch plus regeneration at its density estimate: ½ when the stock just held,
         1 when nothing grew back (None before the first season)."""
-        quota = view.fishery.regeneration(PEAK_DENSITY) / view.companies
-        health = min(1.0, view.density_estimate / PEAK_DENSITY)
-        if view.industry_catch is None:
+        quota = seen.fishery.regeneration(PEAK_DENSITY) / seen.companies
+        health = min(1.0, seen.density_estimate / PEAK_DENSITY)
+        if seen.industry_catch is None:
             return quota, health, None
-        total = view.industry_catch + view.fishery.regeneration(view.density_estimate)
-        return quota, health, view.industry_catch / total if total > 0 else 1.0
+        total = seen.industry_catch + seen.fishery.regeneration(seen.density_estimate)
+        return quota, health, seen.industry_catch / total if total > 0 else 1.0
 
-    def initial_theta(self, view: FleetView) -> Theta:
-        quota, health, _ = self.assessment(view)
+    def initial_theta(self, seen: FleetObservation) -> Theta:
+        quota, health, _ = self.assessment(seen)
         return {QUOTA: quota, HEALTH: health, CONFIDENCE: 0.5, STRESS: 0.5}
 
-    def share(self, view: FleetView, theta: Theta) -> float:
+    def share(self, seen: FleetObservation, theta: Theta) -> float:
         """The boats that land QUOTA_ESTIMATE at the density of maximum regeneration: inf when a boat's catch is so
         small (a catch_per_boat of 1e-310 fish) that the quotient overflows."""
-        return theta[QUOTA] / view.fishery.catch_per_boat_at(PEAK_DENSITY)
+        return theta[QUOTA] / seen.fishery.catch_per_boat_at(PEAK_DENSITY)
 
-    def hold(self, view: FleetView, theta: Theta) -> float:
+    def hold(self, seen: FleetObservation, theta: Theta) -> float:
         """The share, scaled by the company's values: 2^(r − v) times it."""
-        return self.share(view, theta) * 2 ** (view.risk_tolerance - view.sustainability)
+        return self.share(seen, theta) * 2 ** (seen.risk_tolerance - seen.sustainability)
 
     def decide(self, situation: REPSituation) -> tuple[int, Sensitivity]:
         """The REP company's call: boats and the sensitivity it sends."""
@@ -264,25 +266,25 @@ class REPFleet(Policy):
 
     def plan(self, situation: REPSituation) -> tuple[int, dict[str, int]]:
         """The boats this rule deploys, and the conditional hold it states (hold, others_at_most, raise_to)."""
-        view, theta = situation.view, situation.theta
-        hold, competitive = self.hold(view, theta), self.rule.boats(view)
+        seen, theta = situation.observation, situation.theta
+        hold, competitive = self.hold(seen, theta), self.rule.boats(seen)
         trust = theta[CONFIDENCE]
         blend = competitive if trust == 0 else trust * hold + (1 - trust) * competitive  # not 0 × inf (NaN)
-        held = whole_boats(hold, view.max_boats)
-        limit = max(held, math.ceil(min(self.share(view, theta), view.max_boats)))
-        condition = {"hold": held, "others_at_most": min(limit, view.max_boats), "raise_to": competitive}
-        return whole_boats(blend, view.max_boats), condition
+        held = whole_boats(hold, seen.max_boats)
+        limit = max(held, math.ceil(min(self.share(seen, theta), seen.max_boats)))
+        condition = {"hold": held, "others_at_most": min(limit, seen.max_boats), "raise_to": competitive}
+        return whole_boats(blend, seen.max_boats), condition
 
     def sensitivity(self, situation: REPSituation, boats: int, condition: dict[str, int]) -> Sensitivity:
         """The message: proposals for θ, the conditional hold (hold, others_at_most, raise_to), and the text."""
-        quota, health, stress = self.assessment(situation.view)
+        quota, health, stress = self.assessment(situation.observation)
         values = {f"propose:{QUOTA}": quota, f"propose:{HEALTH}": health}
         trust = [share for share in (situation.deeds, situation.words) if share is not None]
         if trust:
             values[f"propose:{CONFIDENCE}"] = sum(trust) / len(trust)
         if stress is not None:
             values[f"propose:{STRESS}"] = stress
-        text = sensitivity_text(situation.view, quota, health, stress, boats, kept=situation.kept, **condition)
+        text = sensitivity_text(situation.observation, quota, health, stress, boats, kept=situation.kept, **condition)
         return Sensitivity(values | condition, text)
 
 
@@ -295,7 +297,7 @@ def stock_trend(stress: float | None) -> str:
 
 
 def sensitivity_text(
-    view: FleetView,
+    seen: FleetObservation,
     quota: float,
     health: float,
     stress: float | None,
@@ -316,8 +318,8 @@ def sensitivity_text(
     )
     if kept:
         text += f" Last season {sum(k for _, k in kept)} of {len(kept)} others kept their word."
-    if view.neighbour_boats:
-        (small, fewest), (big, most) = min(view.neighbour_boats, key=_boats), max(view.neighbour_boats, key=_boats)
+    if seen.neighbour_boats:
+        (small, fewest), (big, most) = min(seen.neighbour_boats, key=_boats), max(seen.neighbour_boats, key=_boats)
         if most - fewest >= 3:
             text += (
                 f" Fleet sizes differ significantly ({big}: {most} boats vs {small}: {fewest} boats), indicating "
@@ -400,3 +402,6 @@ class RuleSynthesis(Policy):
         if trust:
             theta[CONFIDENCE] = sum(trust) / len(trust)
         return theta
+
+
+__getattr__ = renamed(__name__, {"FleetView": "FleetObservation"}, globals())  # the old name, for one release

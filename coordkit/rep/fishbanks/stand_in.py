@@ -1,6 +1,6 @@
 """A rule-based stand-in that answers the Fishbanks prompts in the paper's reply formats — not an LLM.
 
-It reads the numbers in a prompt into the company's view and answers with the kit's rules: an A2A prompt with
+It reads the numbers in a prompt into the company's observation and answers with the kit's rules: an A2A prompt with
 :class:`~coordkit.rep.fishbanks.policies.CompetitiveFleet` (``DECISION`` + ``REASONING``); a REP call-1 prompt
 with :class:`~coordkit.rep.fishbanks.policies.REPFleet` at the prompt's θ (``DECISION`` + ``SENSITIVITY``; a
 prompt does not say who kept their word, so its sensitivity does not either); a call-2 prompt with
@@ -21,7 +21,7 @@ from coordkit.rep.fishbanks.policies import (
     QUOTA,
     STRESS,
     CompetitiveFleet,
-    FleetView,
+    FleetObservation,
     REPFleet,
     REPSituation,
     RuleSynthesis,
@@ -45,11 +45,11 @@ def reply(request: LLMRequest) -> str:
     prompt = request.messages[-1][1]
     if "SENSITIVITY AGGREGATION" in prompt:  # the prompt, not the purpose: the fake server sees only text
         return _aggregate(prompt)
-    view = _view(request.system, prompt)
+    seen = _view(request.system, prompt)
     if "SENSITIVITY" not in prompt:
-        boats = CompetitiveFleet().boats(view)
+        boats = CompetitiveFleet().boats(seen)
         return (
-            f"DECISION: {boats}\nREASONING: Last season a boat earned ${view.profit_per_boat:,.0f}; deploying "
+            f"DECISION: {boats}\nREASONING: Last season a boat earned ${seen.profit_per_boat:,.0f}; deploying "
             f"{boats_text(boats)} so as not to fall behind the other companies."
         )
     theta = {
@@ -58,12 +58,12 @@ def reply(request: LLMRequest) -> str:
         CONFIDENCE: labelled_number(prompt, "Industry coordination confidence"),
         STRESS: labelled_number(prompt, "Resource stress estimate"),
     }
-    boats, sensitivity = REPFleet().decide(REPSituation(view, theta))
+    boats, sensitivity = REPFleet().decide(REPSituation(seen, theta))
     return f"DECISION: {boats}\nSENSITIVITY: {sensitivity.text}"
 
 
-def _view(system: str, prompt: str) -> FleetView:
-    """The company's view, from the numbers the prompts state."""
+def _view(system: str, prompt: str) -> FleetObservation:
+    """The company's observation, from the numbers the prompts state."""
     said = _SYSTEM.search(system)
     if said is None:
         raise ReplyParseError("the system prompt does not describe a Fishbanks company")
@@ -75,7 +75,7 @@ def _view(system: str, prompt: str) -> FleetView:
     )
     industry = _INDUSTRY.search(prompt)
     neighbours = prompt.split("NEIGHBOR", 1)[-1]
-    return FleetView(
+    return FleetObservation(
         company=said["company"],
         profile=said["profile"],
         season=int(_SEASON.search(prompt)[1]),

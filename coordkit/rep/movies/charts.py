@@ -309,7 +309,7 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
     return alt.layer(*layers, width=width, height=320)
 
 
-# --- the player's view: the network and the proposals as they stand --------------------------------------------
+# --- the state view: the network and the proposals as they stand -----------------------------------------------
 
 # what the network draws, each in its colour: an agent by its vote on the group's proposal (VOTES' colours); a
 # message, on its sender's half of a link, by what it said, or that it went unread
@@ -337,7 +337,7 @@ MAP_TITLE = ["own proposals, ideals in grey", "★ the group's proposal, • bef
 
 @state_view(MovieScheduling)
 def movie_night_now(model: MovieScheduling) -> alt.HConcatChart:
-    """The round as it stands (the player's view, REP §7): the network, agents on a ring in the small world's
+    """The round as it stands (the state view, REP §7): the network, agents on a ring in the small world's
     order, each coloured by whether it would join the group's proposal, and each link split in two halves, each
     coloured by the message its end's agent sent along it this round; beside it, the price × start-time map of the
     agents' own proposals, their ideals, and the group's proposal (★) with the ones before it."""

@@ -27,7 +27,7 @@ from coordkit.papers import numbers
 from coordkit.rep.movies import charts, fast, measures, stand_in
 from coordkit.rep.movies.metrics import THRESHOLD, per_run
 from coordkit.rep.movies.model import PROTOCOL_NAMES, READING_NAMES, MovieScheduling, outcome
-from coordkit.sweep import sweep
+from coordkit.sweeps import sweep
 
 REGIMES = {  # the paper's three connectivity regimes: fully connected, and Table 1's small world thinned
     "complete": {"network": "complete", "sparsity": 0.0},

@@ -52,7 +52,6 @@ from coordkit.rep.movies.policies import (
     StudentMoviegoer,
 )
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
-from coordkit.rep.network import ProtocolNetwork
 from coordkit.rep.protocol import (
     Message,
     NeighbourMulticast,
@@ -60,6 +59,7 @@ from coordkit.rep.protocol import (
     consensus_parameter,
     run_consensus,
 )
+from coordkit.rep.protocol_network import ProtocolNetwork
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}

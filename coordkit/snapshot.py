@@ -1,17 +1,20 @@
-"""What a saved notebook keeps of a panel for readers without a kernel: a static view of its chart at the settings
+"""What a saved notebook keeps of a panel for readers without a kernel: a snapshot of its charts at the settings
 its controls hold.
 
-A panel is shown as two outputs. The first is the live widget. The second, its *static view*, is plain HTML that
+A *snapshot* is a saved static rendering: a chart's is the SVG the page drew (``LiveChart.snapshot``), a panel's is
+the HTML made of its charts' snapshots that this module keeps.
+
+A panel is shown as two outputs. The first is the live widget. The second, its *snapshot*, is plain HTML that
 survives JupyterLab's sanitiser (a notebook from someone else is untrusted): a line naming every control's value,
 and each chart as an SVG image (a data URI; a table as HTML). In the live page the panel's :class:`LiveMark` hides
-the static view, so it is not seen twice; a reader without the widget (``jupyter nbconvert --to html`` offline,
+the snapshot, so it is not seen twice; a reader without the widget (``jupyter nbconvert --to html`` offline,
 GitHub, nbviewer, JupyterLab without a kernel) sees it instead.
 
-The static view follows the controls. Each time the panel's charts change, the page draws them and, once the reader
+The snapshot follows the controls. Each time the panel's charts change, the page draws them and, once the reader
 has paused (a second), sends each chart's SVG (``view.toSVG()``, what the reader saw) back to its
-:class:`~coordkit.live_chart.LiveChart`; once every chart of the latest run has come back, the view is replaced in
+:class:`~coordkit.live_chart.LiveChart`; once every chart of the latest run has come back, the snapshot is replaced in
 place (``update_display``), so that the notebook saved next holds it. Nothing is drawn in the kernel for this after
-the first view: a panel stays as quick as its run.
+the first snapshot: a panel stays as quick as its run.
 """
 
 import base64
@@ -23,23 +26,24 @@ import anywidget
 import traitlets
 from IPython.display import display, update_display
 
-WIDGET_NOTE = "An interactive panel: run the notebook to use its controls (a static view of it follows)."
-STATIC_CLASS = "coordkit-static-view"  # and "coordkit-static-<key>": classes are what a sanitiser keeps
+WIDGET_NOTE = "An interactive panel: run the notebook to use its controls (a snapshot of it follows)."
+STATIC_CLASS = "coordkit-static-view"  # and "coordkit-static-<key>": classes are what a sanitiser keeps (the DOM's
+# names, kept as saved pages and the browser tests know them)
 
 
 class LiveMark(anywidget.AnyWidget):
     """An invisible part of a live panel: wherever the panel's widgets are drawn (a kernel's page, or a notebook
-    reopened with its widget state), it hides the panel's static view, which the widgets already show."""
+    reopened with its widget state), it hides the panel's snapshot, which the widgets already show."""
 
     _esm = Path(__file__).with_name("live_mark.js")
     key = traitlets.Unicode("").tag(sync=True)
 
 
-class StaticView:
-    """The static view of one panel: a caption, then one part (HTML) per slot of the panel's output.
+class PanelSnapshot:
+    """The snapshot of one panel: a caption, then one part (HTML) per slot of the panel's output.
 
     ``show`` displays it once, under the panel; ``set`` gives the caption and the parts of a new run (None for a
-    chart whose picture the page is still to send), ``fill`` a part that arrived. The view shown is replaced when
+    chart whose picture the page is still to send), ``fill`` a part that arrived. The snapshot shown is replaced when
     no part of the latest run is missing, and only then: it never mixes two runs."""
 
     def __init__(self, key: str) -> None:
@@ -65,7 +69,7 @@ class StaticView:
         self._publish()
 
     def html(self) -> str:
-        """The view as HTML that needs no kernel and no script ("" before the first complete run)."""
+        """The snapshot as HTML that needs no kernel and no script ("" before the first complete run)."""
         if not self.complete:
             return ""
         settings = " · ".join(
@@ -73,17 +77,17 @@ class StaticView:
             f'<b class="coordkit-setting-value">{html.escape(text)}</b></span>'
             for label, text in self.values.items()
         )
-        caption = f"<p><i>A static view of the panel (run the notebook to use its controls) at</i> {settings}</p>"
+        caption = f"<p><i>A snapshot of the panel (run the notebook to use its controls) at</i> {settings}</p>"
         parts = "".join(_as_image(part) for part in self.parts)
         return f'<div class="{STATIC_CLASS} coordkit-static-{html.escape(self.key)}">{caption}{parts}</div>'
 
     def bundle(self) -> dict[str, str]:
-        """The view as a display bundle: its HTML, and a plain-text line for text-only readers."""
-        view = self.html()
-        return {"text/html": view, "text/plain": "(a static view of the panel)" if view else ""}
+        """The snapshot as a display bundle: its HTML, and a plain-text line for text-only readers."""
+        page = self.html()
+        return {"text/html": page, "text/plain": "(a snapshot of the panel)" if page else ""}
 
     def show(self) -> None:
-        """Display the view, as an output that later runs replace."""
+        """Display the snapshot, as an output that later runs replace."""
         display(self.bundle(), raw=True, display_id=self.display_id)
         self.shown = True
 
