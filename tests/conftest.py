@@ -96,3 +96,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     for test in sorted(_browser_rows):  # in the notebooks' order, whichever worker finished first
         for row in _browser_rows[test]:
             terminalreporter.write_line(row)
+
+
+@pytest.fixture(autouse=True)
+def _policy_registry_restored():
+    """Every test leaves the names given to coordkit.register_policy as it found them (a student's file that a
+    command runs registers in the test's own process)."""
+    from coordkit.policy_registry import _REGISTERED
+
+    kept = {model: dict(names) for model, names in _REGISTERED.items()}
+    yield
+    _REGISTERED.clear()
+    _REGISTERED.update(kept)

@@ -35,8 +35,7 @@ def test_run_plays_a_model_with_parameters_from_the_command_line(tmp_path, capsy
     assert f"total_cost               {expected.summary()['total_cost']}" in capsys.readouterr().out
 
 
-def test_run_takes_a_students_policy_by_the_name_its_own_file_registers(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("coordkit.policy_registry._REGISTERED", {})  # the file's names end with the test
+def test_run_takes_a_students_policy_by_the_name_its_own_file_registers(tmp_path, capsys):
     rules = tmp_path / "rules.py"
     rules.write_text(
         "from coordkit import BeerGame, register_policy\n\n\n"

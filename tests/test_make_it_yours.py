@@ -6,6 +6,7 @@ a policy's claims; ``tournament`` plays a round robin through ``sweep``."""
 import numpy as np
 import pytest
 from pandas.testing import assert_frame_equal
+from policy_examples.pressure import first_available
 
 import coordkit
 from coordkit import (
@@ -24,20 +25,9 @@ from coordkit.delay.policies import Decision, GrimTrigger, SimplifiedModel
 from coordkit.parameters import ParameterError
 from coordkit.player import model_player
 from coordkit.policies import DecisionError
-from coordkit.policy_registry import _REGISTERED
 from coordkit.pressure.model import PressureField
-from coordkit.pressure.policies import target_cells
 from coordkit.rep.beer_game.policies import Order, whole_cases
 from coordkit.rep.fishbanks.policies import Deployment
-
-
-@pytest.fixture(autouse=True)
-def registry():
-    """Each test registers on a clean slate, and leaves it so."""
-    kept = {model: dict(names) for model, names in _REGISTERED.items()}
-    yield
-    _REGISTERED.clear()
-    _REGISTERED.update(kept)
 
 
 def mirror(seen) -> str:
@@ -398,15 +388,6 @@ def test_in_a_population_each_agents_random_rule_draws_from_its_own_stream(model
 
 
 # --- pressure fields: a rule proposes the actors' patches; the strategy still picks the rows -------------------------
-
-
-def first_available(assignment):
-    """The first value the first target cell still lacks."""
-    seen = assignment.observation
-    for column in target_cells(seen):
-        if seen.available[column]:
-            return column, seen.available[column][0]
-    return None
 
 
 def test_a_pressure_field_rule_proposes_every_patch_and_the_strategy_still_picks_the_rows():

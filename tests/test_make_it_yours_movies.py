@@ -11,20 +11,10 @@ from pandas.testing import assert_frame_equal
 from coordkit import MovieScheduling, check_policy, register_policy, tournament
 from coordkit.parameters import ParameterError
 from coordkit.policies import DecisionError
-from coordkit.policy_registry import _REGISTERED
 from coordkit.rep.movies.policies import Attendance
 
 SMALL = {"population": 6, "rounds": 4}  # small and short: every test here runs in a blink
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
-
-
-@pytest.fixture(autouse=True)
-def registry():
-    """Each test registers on a clean slate, and leaves it so."""
-    kept = {model: dict(names) for model, names in _REGISTERED.items()}
-    yield
-    _REGISTERED.clear()
-    _REGISTERED.update(kept)
 
 
 def thrifty(situation) -> bool:
