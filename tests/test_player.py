@@ -117,7 +117,7 @@ class Gates:
 
     def __init__(self, played: ModelPlayer) -> None:
         self.waiting: asyncio.Queue[asyncio.Future] = asyncio.Queue()
-        played._wait = self._wait
+        played.stepper.wait = self._wait
 
     async def _wait(self, _seconds: float) -> None:
         gate = asyncio.get_running_loop().create_future()
@@ -191,7 +191,7 @@ def test_pause_during_a_step_lets_that_step_finish_and_be_drawn_and_starts_none_
             return round_view(game)
 
         played = ModelPlayer(BeerGame, ["protocol", "stages"], view=view_hearing_pause)
-        played._wait = lambda _seconds: asyncio.sleep(0)  # no wait between steps
+        played.stepper.wait = lambda _seconds: asyncio.sleep(0)  # no wait between steps
         played.play()
         task = played.playing
         await ended(task)
@@ -244,7 +244,7 @@ def test_step_and_reset_after_pause_leave_the_paused_clock():
 def test_play_plays_to_the_models_end_and_stops_there():
     async def scenario() -> None:
         played = player(fps=20)
-        played._wait = lambda _seconds: asyncio.sleep(0)
+        played.stepper.wait = lambda _seconds: asyncio.sleep(0)
         played.play()
         await played.playing
         assert not played.model.running and played.model.steps == played.model.rounds and played.playing is None
@@ -265,7 +265,7 @@ def test_a_changed_control_while_playing_stops_the_play():
         assert played.playing is None
         await ended(task)
         assert gate.cancelled() and gates.waiting.empty()
-        while played._pending is not None:  # the new model, made after the burst's pause
+        while played.inputs._pending is not None:  # the new model, made after the burst's pause
             await asyncio.sleep(0.01)
         assert played.model.steps == 0 and played.model.stages == 6 and played.paused_at is None
         assert played.clock.value == "<span>round 0</span>"
@@ -297,4 +297,4 @@ def test_every_model_plays_in_a_player_with_its_own_view(model):
     assert played.model.steps == 0
     if hasattr(played.model, "close"):
         played.model.close()
-    assert views.view_of(model) is played._chart
+    assert views.view_of(model) is played.chart_area.chart
