@@ -16,6 +16,8 @@ from coordkit.live_chart import LiveChart
 from coordkit.model import models
 from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.beer_game.model import BeerGame
+from coordkit.static_view import LiveMark
+from coordkit.ui import ExperimentPanel
 
 
 def round_view(game: BeerGame) -> alt.Chart:
@@ -98,6 +100,16 @@ def test_a_failed_step_stops_the_player_and_says_what_failed():
     assert not played.output.children and played.play_button.disabled and played.step_button.disabled
     played.reset_button.click()
     assert played.last_error is None and played.model.steps == 0 and played.output.children
+
+
+def test_a_player_is_a_panels_parts_with_its_bar_after_the_controls_not_a_subclass_of_a_panel():
+    played = player(title="Beer Game")
+    heading, controls, bar, status_line, output, mark = played.widget.children
+    assert "Beer Game" in heading.value and list(controls.children) == list(played.controls.values())
+    buttons = [played.play_button, played.step_button, played.reset_button, played.speed, played.clock]
+    assert list(bar.children) == buttons and status_line.children == (played.status,) and output is played.output
+    assert isinstance(mark, LiveMark) and mark.key == played.static_view.key
+    assert not isinstance(played, ExperimentPanel)
 
 
 @pytest.mark.parametrize("fps", [0, 21, 2.5])
