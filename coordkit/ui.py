@@ -16,8 +16,9 @@ Declare the parameters, give a function that runs the experiment and (optionally
 A control that only some settings use says so: ``SliderControl("memory", 1, 10, active_when=lambda v: v["strategy"] ==
 "fair")`` is greyed out, with a tooltip, whenever the other controls make it irrelevant.
 
-Shown in a notebook, a panel keeps a static view of its chart at the settings its controls hold, for readers
-without a kernel (:mod:`coordkit.snapshot`).
+Shown in a notebook, a panel keeps a snapshot of its chart at the settings its controls hold, for readers
+without a kernel (:mod:`coordkit.snapshot`). A panel is assembled from the parts in :mod:`coordkit.panel`
+(controls, a status line, a chart area and a runner); a player (:mod:`coordkit.player`) is another assembly of them.
 
 A model's declared parameters give the controls directly (:func:`controls`), and :func:`model_panel` builds the
 whole panel for a model: controls, a seed slider, and the model played out with the chosen values::
@@ -25,35 +26,24 @@ whole panel for a model: controls, a seed slider, and the model played out with 
     model_panel(BeerGame, ["protocol", "stages", "step_size"], chart=show, step_size={"label": "shock size"})
 """
 
-import asyncio
-import html
-import inspect
-import math
 import numbers
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
 from typing import Any
 
-import altair as alt
 import ipywidgets as widgets
-import vl_convert
-from altair.utils.schemapi import debug_mode
-from IPython import get_ipython
-from IPython.core.formatters import DisplayFormatter
-from IPython.display import display
 
 from coordkit import parameters
-from coordkit.live_chart import LiveChart, spec_of
 from coordkit.model import Model
+from coordkit.panel import Panel
+from coordkit.panel.chart_area import ChartArea
+from coordkit.panel.controls import Controls
+from coordkit.panel.run_once import RunOnce, takes_progress
+from coordkit.panel.status import StatusLine
 from coordkit.policy_registry import registered_policies
-from coordkit.snapshot import WIDGET_NOTE, LiveMark, PanelSnapshot
 
 CONTROL_STYLE = {"description_width": "initial"}
-GREY, RED = "#666666", "#b00020"
-INACTIVE_TOOLTIP = "no effect with the current settings"
 
 Condition = Callable[[dict[str, Any]], bool]
 """Whether a control matters, given every control's current value by name (``lambda v: v["protocol"] != "a2a"``).
@@ -207,20 +197,17 @@ class CheckboxControl:
 Control = SliderControl | DropdownControl | CheckboxControl
 
 
-class ExperimentPanel:
-    """Controls, a status line and a chart area; every change of a control runs the experiment again.
+class ExperimentPanel(Panel):
+    """Controls, a status line and a chart area; every change of a control runs the experiment again
+    (:class:`~coordkit.panel.run_once.RunOnce`).
 
-    A change runs the experiment at once. Inside Jupyter, a change that comes less than `debounce` seconds
-    after the last run (key repeats, typed values; sliders report once, on release) waits until no other
-    change has come for `debounce` seconds, so that a burst causes one more run, with the latest values.
-    Without a running event loop (scripts, tests) or with ``debounce=0``, every change runs at once.
-
-    Altair charts are drawn in the page by a :class:`~coordkit.live_chart.LiveChart`, which gets only the new
-    spec; anything else (a table) is shown as a notebook output. A run (or a chart) that raises clears the chart
-    area and its static view, so that nothing of the previous run passes for the new one, and the status line says
-    what failed and that the charts were cleared; ``result`` is then None if the run itself failed, and
-    ``last_error`` holds the error. If `run` takes a ``progress`` argument, it gets a ``progress(fraction)`` callable
-    that drives a progress bar.
+    A change runs the experiment at once; inside Jupyter, the rest of a burst of changes runs it once more, with
+    the latest values, once no change has come for `debounce` seconds (:class:`~coordkit.panel.controls.Controls`).
+    ``chart(result)`` gives what is shown: Altair charts are drawn in the page, anything else (a table) is shown as
+    a notebook output (:class:`~coordkit.panel.chart_area.ChartArea`). A run (or a chart) that raises clears the
+    chart area and its snapshot, and the status line says what failed; ``result`` is then None if the run itself
+    failed, and ``last_error`` holds the error. If `run` takes a ``progress`` argument, it gets a
+    ``progress(fraction)`` callable that drives a progress bar.
 
     A panel whose run takes seconds (longer than the 150 ms a live panel may take, CONTRIBUTING.md) is
     ``on_demand``: it has a Run button, and a change of a control only says that the settings changed until the
@@ -237,191 +224,18 @@ class ExperimentPanel:
         run_on_start: bool = True,
         on_demand: bool = False,
     ) -> None:
-        names = [param.name for param in params]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError(f"duplicate parameter names: {', '.join(duplicates)}")
-        self._run = run
-        self._chart = chart
-        self._takes_progress = "progress" in inspect.signature(run).parameters
-        self._pending: asyncio.TimerHandle | None = None
-        self._last_run = -math.inf
-        self.debounce = debounce
-        self.on_demand = on_demand
-        self.result: Any = None
-        self.last_error: Exception | None = None
-
-        self.params = {param.name: param for param in params}
-        self.controls = {param.name: param.widget() for param in params}
-        _align(self.controls.values())
-        self.status = widgets.HTML()
-        self.progress = widgets.FloatProgress(min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden"))
-        self.output = widgets.VBox()  # one slot per item shown: a LiveChart for a chart, an Output for anything else
-        heading = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
-        status_line = widgets.HBox([self.status, self.progress] if self._takes_progress else [self.status])
-        controls = self.controls_box = widgets.VBox(list(self.controls.values()))
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
-        self.run_button.on_click(lambda _: self.refresh())
-        buttons = [self.run_button] if on_demand else []
-        self.widget = widgets.VBox([*heading, controls, *buttons, status_line, self.output])
-        self.static_view = PanelSnapshot(self.widget.model_id)
-        self.widget.children = (*self.widget.children, LiveMark(key=self.static_view.key))
-        parts = {
-            "": self.widget,
-            "-controls": controls,
-            "-run": self.run_button,
-            "-status": self.status,
-            "-chart": self.output,
-        }
-        for suffix, part in parts.items():
-            part.add_class(f"coordkit-panel{suffix}")  # for the browser tests, and for anyone styling a panel
-
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
-        self._grey_out_inactive()
+        controls = Controls(params, debounce)
+        status = StatusLine(progress_bar=takes_progress(run))
+        chart_area = ChartArea(chart)
+        runner = RunOnce(run, controls, chart_area, status, on_demand=on_demand)
+        super().__init__(controls, status, chart_area, runner, runner.buttons, title)
+        runner.follow()
         if run_on_start:
             self.refresh()
 
-    @property
-    def values(self) -> dict[str, Any]:
-        """The current value of every control, by parameter name."""
-        return {name: self.params[name].read(control) for name, control in self.controls.items()}
-
-    @property
-    def settings(self) -> dict[str, str]:
-        """Every control's label and value as the panel shows them ("protocol" → "A2A", "noise" → "0.50")."""
-        return {control.description: self.params[name].text(control) for name, control in self.controls.items()}
-
     def refresh(self) -> None:
         """Run the experiment now with the current values, and show the result."""
-        self._cancel_pending()
-        self._grey_out_inactive()
-        self._set_status("running…", GREY)
-        extra = {"progress": self._show_progress} if self._takes_progress else {}
-        self.result = None
-        try:
-            self._present(lambda: self._run(**self.values, **extra))
-        finally:
-            self.progress.layout.visibility = "hidden"
-            self._last_run = time.monotonic()
-
-    def _present(self, produce: Callable[[], Any]) -> bool:
-        """Set ``result`` to what ``produce()`` returns and show its chart; whatever either raises goes to the status
-        line, with the charts cleared. Whether it went well."""
-        started = time.perf_counter()
-        settings = self.settings
-        try:
-            self.result = produce()
-            # Altair validates every mark as it is made, unless told not to: 2-8 ms a chart; a new slot's whole
-            # spec is validated in `_show` instead
-            with debug_mode(False):
-                shown = self._chart(self.result) if self._chart else self.result
-                self._show(shown if isinstance(shown, (list, tuple)) else [shown], settings)
-        except Exception as error:  # whatever the experiment or the chart raises belongs in the status line
-            self.last_error = error
-            cleared = " (the previous run's charts were cleared)" if self.output.children else ""
-            self._clear(settings, error)
-            self._set_status(f"error: {_summary(error)}{cleared}", RED)
-            return False
-        self.last_error = None
-        self._set_status(f"done in {_duration(time.perf_counter() - started)}", GREY)
-        return True
-
-    def _grey_out_inactive(self) -> None:
-        """Disable each control whose `active_when` says it has no effect with the current values."""
-        values = self.values
-        for name, param in self.params.items():
-            if param.active_when is not None:
-                control = self.controls[name]
-                control.disabled = not param.active_when(values)
-                control.tooltip = INACTIVE_TOOLTIP if control.disabled else None
-
-    def _show(self, items: Sequence[Any], settings: dict[str, str]) -> None:
-        """Show each item in its slot: an Altair chart in a LiveChart, which redraws in the page from the new spec
-        (validated, and drawn once in the kernel as a static snapshot, only when the slot is new), anything else
-        in an Output. The slots are made again only when the kinds of items change. The static view gets the
-        run's settings and each slot's static part (a chart's comes from the page once drawn)."""
-        kinds = [LiveChart if isinstance(item, alt.TopLevelMixin) else widgets.Output for item in items]
-        slots = self.output.children  # (`type(slot)` would not do: a widget's class is a subclass made per widget)
-        new = len(kinds) != len(slots) or not all(map(isinstance, slots, kinds))
-        shown = [
-            spec_of(item, validate=new) if kind is LiveChart else _display_data(item)
-            for item, kind in zip(items, kinds, strict=True)
-        ]
-        if new:
-            slots = [kind() for kind in kinds]
-            for slot, content in zip(slots, shown, strict=True):
-                if isinstance(slot, LiveChart):
-                    slot.snapshot = vl_convert.vegalite_to_svg(content)
-            self.output.children = slots
-        for slot, content in zip(self.output.children, shown, strict=True):
-            if isinstance(slot, LiveChart):
-                slot.show(content)
-                if new:
-                    slot.observe(self._on_snapshot, names="snapshot_serial")
-            else:
-                slot.outputs = (content,)
-        parts = [
-            slot.current_snapshot() if isinstance(slot, LiveChart) else _static(content["data"])
-            for slot, content in zip(self.output.children, shown, strict=True)
-        ]
-        self.static_view.set(settings, parts)
-
-    def _clear(self, settings: dict[str, str], error: Exception) -> None:
-        """After a failed run: an empty chart area, and a static view that names the settings and what failed."""
-        self.output.children = ()
-        failed = f"<p><b>The run at these settings failed:</b> {html.escape(_summary(error))}. No chart is shown.</p>"
-        self.static_view.set(settings, [failed])
-
-    def _on_snapshot(self, change: dict) -> None:
-        """A chart's picture came from the page: a part of the static view, if it shows the latest spec."""
-        slot = change["owner"]
-        if slot in self.output.children and slot.current_snapshot() is not None:
-            self.static_view.fill(self.output.children.index(slot), slot.snapshot)
-
-    def _on_change(self, change: dict) -> None:
-        """Run now; inside an event loop, a change that comes less than `debounce` seconds after the last run
-        (the rest of a burst) waits until `debounce` seconds pass without another change."""
-        if self.on_demand:
-            self._grey_out_inactive()
-            self._set_status("settings changed: press Run to play them", GREY)
-            return
-        loop = _running_loop()
-        quiet = self._pending is None and time.monotonic() - self._last_run >= self.debounce
-        if self.debounce <= 0 or loop is None or quiet:
-            self.refresh()
-            return
-        self._cancel_pending()
-        self._pending = loop.call_later(self.debounce, self.refresh)
-
-    def _cancel_pending(self) -> None:
-        if self._pending is not None:
-            self._pending.cancel()
-            self._pending = None
-
-    def _show_progress(self, fraction: float) -> None:
-        self.progress.layout.visibility = "visible"
-        self.progress.value = round(min(max(fraction, 0.0), 1.0), 2)  # rounded: at most ~100 updates to send
-
-    def _set_status(self, text: str, color: str) -> None:
-        self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
-
-    def _ipython_display_(self) -> None:
-        """Two outputs: the live widget, then its static view (:mod:`coordkit.snapshot`)."""
-        bundle = self.widget._repr_mimebundle_()
-        display({**bundle, "text/plain": WIDGET_NOTE}, raw=True)
-        self.static_view.show()
-
-    def snapshot_html(self) -> str:
-        """The static view of the latest run as HTML, with any chart the page has not sent yet drawn here ("" before
-        a run has shown anything)."""
-        view = self.static_view
-        if view.complete or not view.parts:
-            return view.html()
-        slots = zip(view.parts, self.output.children, strict=True)
-        drawn = PanelSnapshot(view.key)
-        drawn.set(view.values, [part or vl_convert.vegalite_to_svg(slot.spec) for part, slot in slots])
-        return drawn.html()
+        self.runner.run()
 
 
 def control(param: parameters.Param, start: Any = None, model: type | None = None, **options: Any) -> Control:
@@ -534,71 +348,3 @@ def _describe(name: str, label: str | None) -> str:
 def _decimals(step: float) -> int:
     """How many decimals a slider with this step must show (0.05 -> 2)."""
     return max(0, -Decimal(str(step)).normalize().as_tuple().exponent)
-
-
-SLIDER_TRACK, DROPDOWN_BOX = "24em", "16em"
-
-
-def _align(controls) -> None:
-    """One description width for a panel's sliders and dropdowns, the longest label's, so that every track
-    starts at the same x and (sliders) has the same length."""
-    labelled = [c for c in controls if isinstance(c, widgets.IntSlider | widgets.FloatSlider | widgets.Dropdown)]
-    if not labelled:
-        return
-    width = f"{max(len(c.description) for c in labelled) + 1}ch"
-    for control in labelled:
-        control.style.description_width = width
-        box = DROPDOWN_BOX if isinstance(control, widgets.Dropdown) else SLIDER_TRACK
-        control.layout.width = f"calc({width} + {box})"
-
-
-def _static(data: dict) -> str:
-    """One output as HTML that needs no kernel and no script: inline SVG, a PNG as a data URI, or HTML (a table)."""
-    if "image/svg+xml" in data:
-        return str(data["image/svg+xml"])
-    if "image/png" in data:
-        return f'<img src="data:image/png;base64,{data["image/png"]}" alt="chart">'
-    return str(data.get("text/html", ""))
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _display_data(obj: Any) -> dict:
-    """The notebook output showing `obj`, ready for an Output widget's `outputs`.
-
-    Setting `outputs` directly also works from timer callbacks, where ``with output: display(...)`` loses
-    the output (the browser only captures messages of a request it is still tracking). Rendering errors
-    are raised here rather than printed, so that the status line can report them.
-    """
-    bundle = obj._repr_mimebundle_(include=None, exclude=None) if hasattr(obj, "_repr_mimebundle_") else None
-    if bundle is None:
-        data, metadata = _formatter().format(obj)
-    else:
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-    return {"output_type": "display_data", "data": data, "metadata": metadata}
-
-
-def _formatter() -> DisplayFormatter:
-    """IPython's formatter (with whatever the notebook registered), or a plain one outside IPython."""
-    shell = get_ipython()
-    return shell.display_formatter if shell is not None else _plain_formatter()
-
-
-@cache
-def _plain_formatter() -> DisplayFormatter:
-    return DisplayFormatter()
-
-
-def _summary(error: Exception) -> str:
-    """``ValueError: first line of the message``, at most 200 characters."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}"[:200] if lines else type(error).__name__
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"

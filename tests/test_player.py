@@ -16,6 +16,8 @@ from coordkit.live_chart import LiveChart
 from coordkit.model import models
 from coordkit.player import ModelPlayer, model_player
 from coordkit.rep.beer_game.model import BeerGame
+from coordkit.snapshot import LiveMark
+from coordkit.ui import ExperimentPanel
 
 
 def round_view(game: BeerGame) -> alt.Chart:
@@ -100,6 +102,16 @@ def test_a_failed_step_stops_the_player_and_says_what_failed():
     assert played.last_error is None and played.model.steps == 0 and played.output.children
 
 
+def test_a_player_is_a_panels_parts_with_its_bar_after_the_controls_not_a_subclass_of_a_panel():
+    played = player(title="Beer Game")
+    heading, controls, bar, status_line, output, mark = played.widget.children
+    assert "Beer Game" in heading.value and list(controls.children) == list(played.controls.values())
+    buttons = [played.play_button, played.step_button, played.reset_button, played.speed, played.clock]
+    assert list(bar.children) == buttons and status_line.children == (played.status,) and output is played.output
+    assert isinstance(mark, LiveMark) and mark.key == played.snapshot.key
+    assert not isinstance(played, ExperimentPanel)
+
+
 @pytest.mark.parametrize("fps", [0, 21, 2.5])
 def test_a_player_refuses_a_speed_it_cannot_play(fps):
     with pytest.raises(ValueError, match=f"fps={fps!r}: a player plays from 1 to 20 frames a second"):
@@ -117,7 +129,7 @@ class Gates:
 
     def __init__(self, played: ModelPlayer) -> None:
         self.waiting: asyncio.Queue[asyncio.Future] = asyncio.Queue()
-        played._wait = self._wait
+        played.stepper.wait = self._wait
 
     async def _wait(self, _seconds: float) -> None:
         gate = asyncio.get_running_loop().create_future()
@@ -191,7 +203,7 @@ def test_pause_during_a_step_lets_that_step_finish_and_be_drawn_and_starts_none_
             return round_view(game)
 
         played = ModelPlayer(BeerGame, ["protocol", "stages"], view=view_hearing_pause)
-        played._wait = lambda _seconds: asyncio.sleep(0)  # no wait between steps
+        played.stepper.wait = lambda _seconds: asyncio.sleep(0)  # no wait between steps
         played.play()
         task = played.playing
         await ended(task)
@@ -244,7 +256,7 @@ def test_step_and_reset_after_pause_leave_the_paused_clock():
 def test_play_plays_to_the_models_end_and_stops_there():
     async def scenario() -> None:
         played = player(fps=20)
-        played._wait = lambda _seconds: asyncio.sleep(0)
+        played.stepper.wait = lambda _seconds: asyncio.sleep(0)
         played.play()
         await played.playing
         assert not played.model.running and played.model.steps == played.model.rounds and played.playing is None
@@ -265,7 +277,7 @@ def test_a_changed_control_while_playing_stops_the_play():
         assert played.playing is None
         await ended(task)
         assert gate.cancelled() and gates.waiting.empty()
-        while played._pending is not None:  # the new model, made after the burst's pause
+        while played.inputs._pending is not None:  # the new model, made after the burst's pause
             await asyncio.sleep(0.01)
         assert played.model.steps == 0 and played.model.stages == 6 and played.paused_at is None
         assert played.clock.value == "<span>round 0</span>"
@@ -279,7 +291,7 @@ def test_the_snapshot_shows_the_step_on_screen():
         played.step()
     pictures = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', played.snapshot_html())
     assert [">round 3<" in base64.b64decode(picture).decode() for picture in pictures] == [True]
-    assert played.static_view.values == played.settings
+    assert played.snapshot.values == played.settings
 
 
 FAMILY_MODELS = {name: model for name, model in models().items() if model.__module__.startswith("coordkit.")}
@@ -297,4 +309,4 @@ def test_every_model_plays_in_a_player_with_its_own_view(model):
     assert played.model.steps == 0
     if hasattr(played.model, "close"):
         played.model.close()
-    assert views.view_of(model) is played._chart
+    assert views.view_of(model) is played.chart_area.chart

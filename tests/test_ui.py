@@ -74,7 +74,7 @@ def test_layout_is_controls_then_status_then_chart():
     assert list(controls.children) == list(panel.controls.values())
     assert status_line.children == (panel.status,)
     assert output is panel.output
-    assert isinstance(mark, LiveMark) and mark.key == panel.static_view.key  # hides the snapshot when live
+    assert isinstance(mark, LiveMark) and mark.key == panel.snapshot.key  # hides the snapshot when live
 
 
 def test_runs_on_start_and_shows_the_result():
@@ -183,7 +183,7 @@ def test_a_failing_run_clears_the_previous_charts_and_says_so():
     assert "second line" not in status
     assert isinstance(panel.last_error, ValueError) and panel.result is None
     assert panel.output.children == ()  # nothing of the run at 5 agents passes for the run at 15
-    saved = panel.static_view.html()
+    saved = panel.snapshot.html()
     assert settings_in(saved) == {"n agents": "15"} and "failed" in saved and "too many agents" in saved
     assert not charts_in(saved)
     panel.controls["n_agents"].value = 6
@@ -416,7 +416,7 @@ def test_a_panel_keeps_a_snapshot_at_the_settings_its_controls_hold():
     panel = ExperimentPanel(
         lambda n, on: line_of(n), [SliderControl("n", 2, 10, default=3), CheckboxControl("on")], line_chart, debounce=0
     )
-    saved = panel.static_view
+    saved = panel.snapshot
     assert settings_in(saved.html()) == {"n": "3", "on": "off"} and "<img" in saved.html()  # drawn in the kernel
     assert f'class="coordkit-static-view coordkit-static-{saved.key}"' in saved.html()
     (chart,) = panel.output.children
@@ -430,10 +430,10 @@ def test_a_panel_keeps_a_snapshot_at_the_settings_its_controls_hold():
     panel.controls["on"].value = True  # the same chart: the snapshot follows at once
     assert settings_in(saved.html()) == {"n": "4", "on": "on"} and charts_in(saved.html()) == ["<svg>n is 4</svg>"]
     table = ExperimentPanel(lambda n: pd.DataFrame({"n": [n]}), [SliderControl("n", 2, 10)], debounce=0)
-    assert "<table" in table.static_view.html()
+    assert "<table" in table.snapshot.html()
     failing = ExperimentPanel(lambda n: 1 / 0, [SliderControl("n", 2, 10)], debounce=0)
-    assert settings_in(failing.static_view.html()) == {"n": "2"}  # no chart: what failed, at which settings
-    assert "ZeroDivisionError" in failing.static_view.html() and not charts_in(failing.static_view.html())
+    assert settings_in(failing.snapshot.html()) == {"n": "2"}  # no chart: what failed, at which settings
+    assert "ZeroDivisionError" in failing.snapshot.html() and not charts_in(failing.snapshot.html())
 
 
 def test_a_shown_panel_replaces_its_snapshot_when_the_page_has_drawn_the_new_settings(monkeypatch):
@@ -444,12 +444,12 @@ def test_a_shown_panel_replaces_its_snapshot_when_the_page_has_drawn_the_new_set
     panel = ExperimentPanel(
         line_of_noise, [slider, DropdownControl("kind", [("Tit for tat", "tft")])], line_chart, debounce=0
     )
-    panel.static_view.show()
+    panel.snapshot.show()
     (chart,) = panel.output.children
     panel.controls["noise"].value = 0.25
     page_sends(chart, "<svg>drawn</svg>")
     assert [what for what, _, _ in shown] == ["display", "update"]
-    assert {how["display_id"] for _, _, how in shown} == {panel.static_view.display_id}
+    assert {how["display_id"] for _, _, how in shown} == {panel.snapshot.display_id}
     first, latest = (bundle["text/html"] for _, bundle, _ in shown)
     assert settings_in(first) == {"noise": "0.10", "kind": "Tit for tat"}  # as the slider's readout and dropdown
     assert settings_in(latest) == {"noise": "0.25", "kind": "Tit for tat"} and charts_in(latest) == ["<svg>drawn</svg>"]
