@@ -40,6 +40,10 @@ The models: BeerGame, Fishbanks, MovieScheduling, PressureField, DelayedDilemma,
 import sys
 import types
 
+from coordkit import iri_grammar
+
+iri_grammar.defer()  # before anything imports Altair
+
 __version__ = "0.1.0"
 
 _PUBLIC = {

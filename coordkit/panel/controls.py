@@ -1,5 +1,5 @@
-"""`Controls`: the widgets of a panel's declared parameters, one per :class:`~coordkit.ui.SliderControl`, ``DropdownControl`` or
-``CheckboxControl``.
+"""`Controls`: the widgets of a panel's declared parameters, one per control (:class:`~coordkit.ui.SliderControl`,
+``DropdownControl`` or ``CheckboxControl``).
 
 It reads their values (``values``) and their text as shown (``settings``), greys out each control whose
 ``active_when`` says that it has no effect, and tells its listeners of a change: at once, or, for a listener that
