@@ -1,5 +1,6 @@
 """The statistics the papers report, as thin, checked wrappers around scipy.stats."""
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
@@ -127,8 +128,13 @@ def chi_square(successes: Sequence[int], totals: Sequence[int]) -> TestResult:
 
 
 def welch_t(a: ArrayLike, b: ArrayLike) -> TestResult:
-    """Welch's two-sample t-test (unequal variances), with Welch-Satterthwaite dof."""
-    result = stats.ttest_ind(_sample(a, "a", min_n=2), _sample(b, "b", min_n=2), equal_var=False)
+    """Welch's two-sample t-test (unequal variances), with Welch-Satterthwaite dof. Undefined, and refused, when
+    neither sample varies."""
+    sample_a, sample_b = _spread_samples(a, b, "Welch's t")
+    with warnings.catch_warnings():
+        # scipy suspects rounding in a sample whose values are all alike; one constant sample is exact, and fine
+        warnings.filterwarnings("ignore", "Precision loss occurred in moment calculation", RuntimeWarning)
+        result = stats.ttest_ind(sample_a, sample_b, equal_var=False)
     return TestResult(statistic=float(result.statistic), p_value=float(result.pvalue), dof=float(result.df))
 
 
@@ -136,13 +142,12 @@ def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
     """Cohen's d: the difference in means, ``mean(a) - mean(b)``, over the pooled sd.
 
     The pooled variance is ``((n_a - 1) s_a² + (n_b - 1) s_b²) / (n_a + n_b - 2)``.
-    The result is ±inf (or nan) when both samples are constant.
+    Undefined, and refused, when neither sample varies (the pooled sd is 0).
     """
-    sample_a, sample_b = _sample(a, "a", min_n=2), _sample(b, "b", min_n=2)
+    sample_a, sample_b = _spread_samples(a, b, "Cohen's d")
     n_a, n_b = sample_a.size, sample_b.size
     pooled_var = ((n_a - 1) * sample_a.var(ddof=1) + (n_b - 1) * sample_b.var(ddof=1)) / (n_a + n_b - 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float((sample_a.mean() - sample_b.mean()) / np.sqrt(pooled_var))
+    return float((sample_a.mean() - sample_b.mean()) / np.sqrt(pooled_var))
 
 
 def proportion_table(df: pd.DataFrame, group: str | list[str], success: str, confidence: float = 0.95) -> pd.DataFrame:
@@ -178,6 +183,20 @@ def _sample(values: ArrayLike, name: str, min_n: int) -> np.ndarray:
     if sample.size < min_n:
         raise ValueError(f"{name} needs at least {min_n} value(s), got {sample.size}")
     return sample
+
+
+def _spread_samples(a: ArrayLike, b: ArrayLike, measure: str) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as samples of at least two values, at least one of which varies: ``measure`` divides by
+    their spread, and two constant samples (every trial alike, as at zero delay) have none."""
+    sample_a, sample_b = _sample(a, "a", min_n=2), _sample(b, "b", min_n=2)
+    if np.ptp(sample_a) == 0 and np.ptp(sample_b) == 0:
+        verdict = "the same value" if sample_a[0] == sample_b[0] else "different values"
+        raise ValueError(
+            f"{measure} is undefined: every value of a is {sample_a[0]:g} and every value of b is {sample_b[0]:g}, "
+            f"so neither sample varies ({verdict}, nothing to weigh them against); compare the values directly, or "
+            "leave this pair of samples out"
+        )
+    return sample_a, sample_b
 
 
 def _check_proportion(successes: int, n: int, successes_name: str, n_name: str) -> None:

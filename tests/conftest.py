@@ -1,5 +1,5 @@
 """The whole suite's hooks: which notebooks nbval runs, how pytest-xdist shares the tests among workers, and the
-browser tests' summary; and a figure cache of the suite's own.
+browser tests' summary; a figure cache of the suite's own, and Hypothesis without deadlines.
 
 The hooks live here, at the top of the suite, because under xdist the controller process collects nothing: it loads
 the conftest files of the command's paths (tests/, notebooks/) but not tests/browser/conftest.py.
@@ -12,6 +12,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The suite passes on a machine busy with other work, so no test may time itself: Hypothesis's 200 ms deadline a
+# case is off (a case that took 275 ms on a loaded machine failed a test of arithmetic).
+settings.register_profile("coordkit", deadline=None)
+settings.load_profile("coordkit")
 
 # Figures the tests compute (coordkit.figure_cache) go to a folder of this process's own, removed at exit: never
 # into the user's cache, and never read back from a run of other code.

@@ -1,11 +1,12 @@
 import math
 import statistics
+import warnings
 from math import comb
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from coordkit.stats import (
@@ -191,6 +192,7 @@ def test_cohens_d_by_hand():
     st.lists(st.floats(-100, 100), min_size=2, max_size=20),
 )
 def test_cohens_d_is_antisymmetric(a, b):
+    assume(len(set(a)) > 1 or len(set(b)) > 1)  # two constant samples are refused (below)
     d = cohens_d(a, b)
     if math.isfinite(d):
         assert cohens_d(b, a) == pytest.approx(-d)
@@ -201,6 +203,21 @@ def test_cohens_d_is_antisymmetric(a, b):
 def test_two_sample_needs_two_values_each(test, a, b, name):
     with pytest.raises(ValueError, match=f"{name} needs at least 2 value"):
         test(a, b)
+
+
+@pytest.mark.parametrize("test", [welch_t, cohens_d])
+@pytest.mark.parametrize(
+    ("a", "b", "verdict"), [([180, 180], [180, 180, 180], "the same"), ([1, 1], [2, 2], "different")]
+)
+def test_two_samples_that_do_not_vary_are_refused_with_what_they_hold(test, a, b, verdict):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said in the error, not in a warning beside a nan
+        with pytest.raises(ValueError, match=f"every value of a is {a[0]} and every value of b is {b[0]}.*{verdict}"):
+            test(a, b)
+
+
+def test_one_sample_that_does_not_vary_is_enough():
+    assert welch_t([180, 180, 180], [170, 175, 180]).statistic > 0 and cohens_d([180, 180], [170, 180]) > 0
 
 
 # proportion_table
