@@ -17,7 +17,7 @@ Appendix B.4, Listing 1.8, exercise 3, notebook 01, seed 0), headings, years (th
 comma: 2,000), model versions (Claude Haiku 4.5), numbers in code, formulas, links and the papers' citations
 (``test_citations.py`` checks those), the exercises and the lists of things to try (settings the reader is asked to
 play), integers below 10 (every printed table holds them, so that a check by value could not fail), and class time
-(minutes, and the columns headed minutes or lesson plan), which the lesson-plan tests below add up. Run All times
+(minutes, and the columns headed minutes, short or lesson plan), which the lesson-plan tests below add up. Run All times
 come only from ``data/notebook_times.csv``, which notebook 00 prints. The glossary is not checked: it defines terms,
 and its numbers are conventions (p < 0.05, 1.96) and examples.
 """
@@ -194,7 +194,7 @@ def prose(text: str, name: str) -> str:
 
 
 def without_class_time_columns(text: str) -> str:
-    """``text`` with its tables' header rows and class-time columns (headed minutes or lesson plan) left out."""
+    """``text`` with its tables' header rows and class-time columns (headed minutes, short or lesson plan) left out."""
     lines, skip, header = [], set(), True
     for line in text.splitlines():
         row = line.lstrip("> ").strip()
@@ -203,7 +203,7 @@ def without_class_time_columns(text: str) -> str:
             lines.append(line)
             header = True
         elif header:
-            skip = {i for i, column in enumerate(columns) if column in ("minutes", "lesson plan")}
+            skip = {i for i, column in enumerate(columns) if column in ("minutes", "short", "lesson plan")}
             header = False
         elif set(columns) - {"---", ""}:
             lines.append(" | ".join(column for i, column in enumerate(columns) if i not in skip))
@@ -286,11 +286,24 @@ def test_run_all_times_are_stated_only_by_the_measured_table():
 
 def lesson_plan(path: Path) -> tuple[int, int | None, dict[str, int]]:
     """A notebook's lesson plan: its minutes in all, without the exercises when it says, and per section."""
+    total, without_exercises = PLAN.search(plan_text(path)).groups()
+    return int(total), without_exercises and int(without_exercises), plan_column(path, "minutes")
+
+
+def plan_text(path: Path) -> str:
     (plan,) = [text for text in markdown(cells(path)) if PLAN.search(text)]
-    total, without_exercises = PLAN.search(plan).groups()
-    rows = [line.lstrip("> ").strip().strip("|").split("|") for line in plan.splitlines() if "> |" in line]
-    minutes = {row[0].strip(): sum(map(int, re.findall(r"\d+", row[1]))) for row in rows[2:]}
-    return int(total), without_exercises and int(without_exercises), minutes
+    return plan
+
+
+def plan_column(path: Path, heading: str) -> dict[str, int]:
+    """The minutes of the lesson plan's column ``heading`` (minutes, or the short pace), by section; {} if the plan
+    has no such column. A column's "homework" is no class time."""
+    rows = [line.lstrip("> ").strip().strip("|").split("|") for line in plan_text(path).splitlines() if "> |" in line]
+    headings = [cell.strip() for cell in rows[0]]
+    if heading not in headings:
+        return {}
+    column = headings.index(heading)
+    return {row[0].strip(): sum(map(int, re.findall(r"\d+", row[column]))) for row in rows[2:]}
 
 
 @pytest.mark.parametrize("notebook", PLANNED, ids=lambda path: path.stem)
@@ -300,6 +313,40 @@ def test_a_lesson_plans_sections_add_up_to_its_minutes(notebook):
     if without_exercises:
         taught = sum(count for section, count in minutes.items() if "Exercises" not in section)
         assert 5 * round(taught / 5) == without_exercises
+
+
+@pytest.mark.parametrize("notebook", PLANNED, ids=lambda path: path.stem)
+def test_a_lesson_plans_numbered_sections_are_the_notebooks(notebook):
+    """A plan's "N · title" is the notebook's section N, whose heading begins with the plan's title or a shortening
+    of it; a section added to the notebook gets its row (03's, 04's and 05's claims sections had none)."""
+    headings = dict(re.findall(r"^## (\d+) · (.+)$", "\n".join(markdown(cells(notebook))), flags=re.MULTILINE))
+    numbered = [re.match(r"(\d+) · (.+)", section) for section in plan_column(notebook, "minutes")]
+    if not headings or not all(numbered):
+        pytest.skip("the plan's sections are parts or topics, not numbered sections")
+    planned = dict(match.groups() for match in numbered)
+    assert planned.keys() == headings.keys(), f"the plan has sections {list(planned)}, the notebook {list(headings)}"
+    for number, title in planned.items():
+        words = re.findall(r"[\w']+", title.lower())[:2]
+        assert set(words) <= set(re.findall(r"[\w']+", headings[number].lower())), f"{title!r}, {headings[number]!r}"
+
+
+def test_the_90_minute_route_takes_each_notebooks_short_pace():
+    """00's route names sections of notebooks, and its minutes are those sections' minutes at the short pace of that
+    notebook's own plan (issue 48: 01's sections 1–4 took 35 minutes in 00 and 50 in 01's plan)."""
+    route = "\n".join(markdown(cells(NOTEBOOKS / "00_start_here.ipynb")))
+    steps = re.findall(r"\*(\d\d), sections? (\d+)(?:–(\d+))?\* \((\d+) min\)", route)
+    assert len(steps) == 3
+    for number, first, last, minutes in steps:
+        (notebook,) = NOTEBOOKS.glob(f"{number}_*.ipynb")
+        short = {int(section.split(" · ")[0]): count for section, count in plan_column(notebook, "short").items()}
+        taken = [short[section] for section in range(int(first), int(last or first) + 1)]
+        assert sum(taken) == int(minutes), f"{number}, sections {first}–{last}: {minutes} min, but its plan {taken}"
+    (wrap_up,) = re.findall(r"\*Wrap-up\* \((\d+) min\)[^(]*\((\d\d), section (\d+)\)", route)
+    minutes, number, section = map(int, wrap_up)
+    (notebook,) = NOTEBOOKS.glob(f"{number:02d}_*.ipynb")
+    assert {int(name.split(" · ")[0]): count for name, count in plan_column(notebook, "short").items()}[
+        section
+    ] == minutes
 
 
 def test_the_map_and_the_route_in_00_give_the_lesson_plans_minutes():
