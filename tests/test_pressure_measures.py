@@ -1,6 +1,6 @@
 """Pressure fields' cheaper measures (issue 48) give what measuring the whole grid anew gives: a fork measured on
-the rows a patch can change, and what the model keeps of the grid between patches (its pressures, its actionable
-rows, each row's contents as its actors see them)."""
+the rows a patch can change, and what the model keeps of the grid between patches (its pressures and their sum, its
+actionable rows, each row's contents as its actors see them)."""
 
 import itertools
 
@@ -61,6 +61,7 @@ def test_what_the_model_keeps_of_the_grid_is_the_grid_as_it_stands_at_every_tick
         while True:
             grid = model.grid
             assert model.pressures.tolist() == row_pressures(grid).tolist()
+            assert model.pressure == row_pressures(grid).sum()
             fixable = ((grid == EMPTY) | conflicts(grid)) & model.editable
             assert model.actionable.tolist() == fixable.any(axis=1).tolist()
             for row in range(model.n):

@@ -284,14 +284,14 @@ class PressureField(Model):
         self.roles = self._conversation_roles() if self.strategy == "conversation" else None
         self.decay_factors = (math.exp(-self.decay_rate), math.exp(-self.confidence_decay_rate))  # eq. 4, per tick
         self._measure_grid()
-        self.initial_pressure = self.best = int(self.pressures.sum())
+        self.initial_pressure = self.best = self.pressure
         self.history: list[np.ndarray] = [self.grid.copy()]
         self.focus_rows: list[int] = []
         self.applied: list[Patch] = []
         self.datacollector = mesa.DataCollector(
             model_reporters={
                 "tick": "steps",
-                "pressure": lambda m: int(m.pressures.sum()),
+                "pressure": "pressure",
                 "patches": lambda m: len(m.applied),
                 "focus": lambda m: tuple(m.focus_rows),
                 "model_tier": lambda m: m.model_tier,
@@ -338,7 +338,7 @@ class PressureField(Model):
             self._apply(patch)
         if self.applied:
             self._measure_grid()
-        self.escalate(int(self.pressures.sum()))
+        self.escalate(self.pressure)
         self.history.append(self.grid.copy())
         self._log_rows()
         self.datacollector.collect(self)
@@ -473,10 +473,12 @@ class PressureField(Model):
         return self._contents[row]
 
     def _measure_grid(self) -> None:
-        """What the grid's state gives until a patch changes it: each row's pressure P_i (``pressures``), whether a
-        patch can change something in it (``actionable``: an editable cell that is empty or in conflict), and each
-        row's contents as its actors see them (:meth:`_row_contents`, worked out when first asked)."""
+        """What the grid's state gives until a patch changes it: each row's pressure P_i (``pressures``) and the
+        artifact's, their sum (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``:
+        an editable cell that is empty or in conflict), and each row's contents as its actors see them
+        (:meth:`_row_contents`, worked out when first asked)."""
         self.pressures = row_pressures(self.grid)
+        self.pressure = int(self.pressures.sum())
         self.actionable = (((self.grid == EMPTY) | conflicts(self.grid)) & self.editable).any(axis=1)
         self._contents: dict[int, tuple] = {}
 
@@ -492,7 +494,7 @@ class PressureField(Model):
 
     @property
     def solved(self) -> bool:
-        return int(self.pressures.sum()) == 0
+        return self.pressure == 0
 
     def _log_rows(self) -> None:
         """The rows' state at the end of the tick, kept as it stands and laid out by :meth:`rows_frame`."""
@@ -540,7 +542,7 @@ class PressureField(Model):
             "solved": self.solved,
             "ticks": self.steps,
             "initial_pressure": self.initial_pressure,
-            "final_pressure": int(self.pressures.sum()),
+            "final_pressure": self.pressure,
             "final_tier": self.model_tier,
             "llm_calls": self.llm_calls,
             "llm_fallbacks": self.llm_fallbacks,
