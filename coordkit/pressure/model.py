@@ -273,6 +273,7 @@ class PressureField(Model):
         self.puzzle = self._draw_puzzle(rng)
         self.grid = self.puzzle.grid.copy()
         self.editable = self.puzzle.grid == EMPTY
+        self.editable_cells = [tuple(row) for row in self.editable.tolist()]  # per row, as actors see it
         self.coordination = STRATEGIES[self.strategy]
         self.gate = (self.mode == "published" and self.decay) if self.acceptance_gate is None else self.acceptance_gate
         self.bank: list[tuple[int, int, float]] = []  # remembered fixes: (column, value, weight)
@@ -281,21 +282,22 @@ class PressureField(Model):
         self.regions = [Region(i) for i in range(self.n)]
         self.actors = [Actor(self, self._actor_policy(k)) for k in range(self.coordination.actors(self.agent_count))]
         self.roles = self._conversation_roles() if self.strategy == "conversation" else None
-        self.pressures = row_pressures(self.grid)
-        self.initial_pressure = self.best = int(self.pressures.sum())
+        self.decay_factors = (math.exp(-self.decay_rate), math.exp(-self.confidence_decay_rate))  # eq. 4, per tick
+        self._measure_grid()
+        self.initial_pressure = self.best = self.pressure
         self.history: list[np.ndarray] = [self.grid.copy()]
         self.focus_rows: list[int] = []
         self.applied: list[Patch] = []
         self.datacollector = mesa.DataCollector(
             model_reporters={
                 "tick": "steps",
-                "pressure": lambda m: int(m.pressures.sum()),
+                "pressure": "pressure",
                 "patches": lambda m: len(m.applied),
                 "focus": lambda m: tuple(m.focus_rows),
                 "model_tier": lambda m: m.model_tier,
             },
         )
-        self.rows_log: list[dict] = []
+        self.rows_log: list[tuple] = []
         self._log_rows()
         self.datacollector.collect(self)
         self.running = self.initial_pressure > 0
@@ -334,8 +336,9 @@ class PressureField(Model):
         self.applied = self.coordination.tick(self)
         for patch in self.applied:
             self._apply(patch)
-        self.pressures = row_pressures(self.grid)
-        self.escalate(int(self.pressures.sum()))
+        if self.applied:
+            self._measure_grid()
+        self.escalate(self.pressure)
         self.history.append(self.grid.copy())
         self._log_rows()
         self.datacollector.collect(self)
@@ -346,9 +349,10 @@ class PressureField(Model):
         """Eq. 4 in paper mode (when ``decay`` is on); the example bank evaporates in paper mode and, in published
         mode, when the code's decay switch is on."""
         if self.mode == "paper" and self.decay:
+            fitness_factor, confidence_factor = self.decay_factors
             for region in self.regions:
-                region.fitness *= math.exp(-self.decay_rate)
-                region.confidence *= math.exp(-self.confidence_decay_rate)
+                region.fitness *= fitness_factor
+                region.confidence *= confidence_factor
         if self.mode == "paper" or self.decay:
             self.bank = [
                 (c, v, w * EXAMPLE_EVAPORATION) for c, v, w in self.bank if w * EXAMPLE_EVAPORATION >= EXAMPLE_FLOOR
@@ -396,18 +400,23 @@ class PressureField(Model):
         return chosen
 
     def fork_drop(self, patch: Patch) -> tuple[int, int]:
-        """(total, row) pressure reduction of a patch, measured on a fork of the grid."""
+        """(total, row) pressure reduction of a patch, measured on a fork of the grid. Only the rows whose cell in
+        the patch's column holds the value it replaces or the one it writes can change pressure (the patched row
+        among them; another row only through that column's conflicts): those rows are measured."""
         fork = self.grid.copy()
         fork[patch.row, patch.column] = patch.value
-        after = row_pressures(fork)
-        return int(self.pressures.sum() - after.sum()), int(self.pressures[patch.row] - after[patch.row])
+        column = self.grid[:, patch.column]
+        changing = np.flatnonzero((column == column[patch.row]) | (column == patch.value)).tolist()
+        after = row_pressures(fork, changing)
+        row_after = after[changing.index(patch.row)]
+        return int(self.pressures[changing].sum() - after.sum()), int(self.pressures[patch.row] - row_after)
 
     def passes_gate(self, patch: Patch) -> bool:
         """Whether the acceptance gate lets ``patch`` in: always when off, else if it lowers its row's pressure."""
         return not self.gate or self.fork_drop(patch)[1] > 0
 
     def _apply(self, patch: Patch) -> None:
-        drop = self.fork_drop(patch)[0]
+        remembered = self.examples and self.fork_drop(patch)[0] > 0  # a successful fix, for the example bank
         self.grid[patch.row, patch.column] = patch.value
         region = self.regions[patch.row]
         if self.mode == "paper" and self.coordination.reinforces:
@@ -415,7 +424,7 @@ class PressureField(Model):
             region.confidence = min(region.confidence + self.confidence_boost, 1.0)
             if self.inhibition:
                 region.inhibited_until = self.steps + self.inhibition_ticks
-        if self.examples and drop > 0:
+        if remembered:
             self.bank.append((patch.column, patch.value, 1.0))
 
     def escalate(self, pressure: int) -> None:
@@ -429,21 +438,15 @@ class PressureField(Model):
     # --- what actors see, and what the trial reports ----------------------------------------------------------
     def row_observation(self, row: int) -> RowObservation:
         """Row ``row`` as its actors see it (§3.5): its cells, its available values, its pressure and state."""
-        grid = self.grid.tolist()  # plain ints: numpy's cost per element outweighs the work on so small a grid
-        cells = tuple(grid[row])
-        available, conflicting = [], []
-        for column, line in enumerate(zip(*grid)):
-            taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
-            available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
-            conflicting.append(cells[column] != EMPTY and cells[column] in taken)
+        cells, available, conflicting = self._row_contents(row)
         region = self.regions[row]
         return RowObservation(
             row=row,
             n=self.n,
             cells=cells,
-            editable=tuple(bool(e) for e in self.editable[row]),
-            available=tuple(available),
-            conflicting=tuple(conflicting),
+            editable=self.editable_cells[row],
+            available=available,
+            conflicting=conflicting,
             pressure=int(self.pressures[row]),
             fitness=region.fitness,
             confidence=region.confidence,
@@ -455,10 +458,29 @@ class PressureField(Model):
         warn_renamed("PressureField.view(row)", "PressureField.row_observation(row)")
         return self.row_observation(row)
 
-    @property
-    def actionable(self) -> np.ndarray:
-        """Per row: whether a patch can change something — an editable cell that is empty or in conflict."""
-        return (((self.grid == EMPTY) | conflicts(self.grid)) & self.editable).any(axis=1)
+    def _row_contents(self, row: int) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], tuple[bool, ...]]:
+        """Row ``row``'s cells, each position's available values and whether its value conflicts: worked out once
+        per state of the grid (ticks without a patch see the same)."""
+        if row not in self._contents:
+            grid = self.grid.tolist()  # plain ints: numpy's cost per element outweighs the work on so small a grid
+            cells = tuple(grid[row])
+            available, conflicting = [], []
+            for column, line in enumerate(zip(*grid)):
+                taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
+                available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
+                conflicting.append(cells[column] != EMPTY and cells[column] in taken)
+            self._contents[row] = cells, tuple(available), tuple(conflicting)
+        return self._contents[row]
+
+    def _measure_grid(self) -> None:
+        """What the grid's state gives until a patch changes it: each row's pressure P_i (``pressures``) and the
+        artifact's, their sum (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``:
+        an editable cell that is empty or in conflict), and each row's contents as its actors see them
+        (:meth:`_row_contents`, worked out when first asked)."""
+        self.pressures = row_pressures(self.grid)
+        self.pressure = int(self.pressures.sum())
+        self.actionable = (((self.grid == EMPTY) | conflicts(self.grid)) & self.editable).any(axis=1)
+        self._contents: dict[int, tuple] = {}
 
     @property
     def tier_skill(self) -> float:
@@ -472,22 +494,13 @@ class PressureField(Model):
 
     @property
     def solved(self) -> bool:
-        return int(self.pressures.sum()) == 0
+        return self.pressure == 0
 
     def _log_rows(self) -> None:
-        for region in self.regions:
-            self.rows_log.append(
-                {
-                    "tick": self.steps,
-                    "row": region.index,
-                    "pressure": int(self.pressures[region.index]),
-                    "fitness": region.fitness,
-                    "confidence": region.confidence,
-                    "inhibited": self.inhibition and region.inhibited_until > self.steps,
-                    "focus": region.index in self.focus_rows,
-                    "patched": any(p.row == region.index for p in self.applied),
-                }
-            )
+        """The rows' state at the end of the tick, kept as it stands and laid out by :meth:`rows_frame`."""
+        states = [(r.fitness, r.confidence, r.inhibited_until) for r in self.regions]
+        patched = {p.row for p in self.applied}
+        self.rows_log.append((self.steps, self.pressures, states, tuple(self.focus_rows), patched))
 
     def policies(self) -> list[Policy]:
         """The actors' policies, and the conversation's roles."""
@@ -508,7 +521,20 @@ class PressureField(Model):
         Columns: tick; row; pressure (P_i after the tick); fitness and confidence (f_i, γ_i); inhibited (at the end
         of the tick); focus (activated this tick); patched (a patch was applied to it this tick).
         """
-        return pd.DataFrame(self.rows_log)
+        return pd.DataFrame(
+            {
+                "tick": tick,
+                "row": row,
+                "pressure": int(pressures[row]),
+                "fitness": fitness,
+                "confidence": confidence,
+                "inhibited": self.inhibition and inhibited_until > tick,
+                "focus": row in focus,
+                "patched": row in patched,
+            }
+            for tick, pressures, states, focus, patched in self.rows_log
+            for row, (fitness, confidence, inhibited_until) in enumerate(states)
+        )
 
     def summary(self) -> dict:
         """The trial's outcome: solved, ticks, initial and final pressure, the model tier reached, LLM use."""
@@ -516,7 +542,7 @@ class PressureField(Model):
             "solved": self.solved,
             "ticks": self.steps,
             "initial_pressure": self.initial_pressure,
-            "final_pressure": int(self.pressures.sum()),
+            "final_pressure": self.pressure,
             "final_tier": self.model_tier,
             "llm_calls": self.llm_calls,
             "llm_fallbacks": self.llm_fallbacks,

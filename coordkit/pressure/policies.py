@@ -162,7 +162,7 @@ class RuleActor(Policy):
     classifier = Classifier(stochastic=True)
 
     def decide(self, assignment: Assignment) -> Patch | None:
-        unusable, where, recall, informed, symbol = self.rng.random(5)
+        unusable, where, recall, informed, symbol = self.rng.random(5).tolist()  # plain floats: cheaper to compare
         seen = assignment.observation
         cells = target_cells(seen)
         if not cells or unusable < self.failure:

@@ -7,6 +7,8 @@ col_conflicts_i its filled cells whose value also appears elsewhere in the same 
 the sum over rows (eq. 3).
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from coordkit.pressure.puzzles import EMPTY
@@ -15,22 +17,30 @@ DUPLICATE_WEIGHT = 10
 CONFLICT_WEIGHT = 10
 
 
-def row_terms(grid: np.ndarray) -> np.ndarray:
-    """Per row: (empty, row_dups, col_conflicts), shape (n, 3). Counted in plain Python: the puzzles are at most
-    a dozen cells wide, where numpy's cost per call outweighs the arithmetic (this runs once a tick)."""
-    rows = grid.tolist()
-    columns = list(zip(*rows))
+def row_terms(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+    """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given.
+    Counted in plain Python: the puzzles are at most a dozen cells wide, where numpy's cost per call outweighs the
+    arithmetic."""
+    cells = grid.tolist()
+    columns = list(zip(*cells))
     terms = []
-    for row in rows:
+    for row in cells if rows is None else [cells[i] for i in rows]:
         filled = [value for value in row if value != EMPTY]
         shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
         terms.append((len(row) - len(filled), len(filled) - len(set(filled)), shared))
-    return np.array(terms, dtype=int).reshape(len(rows), 3)
+    return np.array(terms, dtype=int).reshape(len(terms), 3)
 
 
-def row_pressures(grid: np.ndarray) -> np.ndarray:
-    """P_i for every row i."""
-    terms = row_terms(grid)
+def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell: how many cells of its row, and how many of its column, hold its value (itself included)."""
+    in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2)
+    in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0)  # [i, c]: cells of column c holding grid[i, c]
+    return in_row, in_column
+
+
+def row_pressures(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+    """P_i for every row i (of ``rows`` only, in their order, when given)."""
+    terms = row_terms(grid, rows)
     return terms[:, 0] + DUPLICATE_WEIGHT * terms[:, 1] + CONFLICT_WEIGHT * terms[:, 2]
 
 
@@ -40,28 +50,15 @@ def artifact_pressure(grid: np.ndarray) -> int:
 
 
 def conflicts(grid: np.ndarray) -> np.ndarray:
-    """Per cell: whether it holds a value that repeats in its row or in its column (in plain Python, as
-    :func:`row_terms`)."""
-    rows = grid.tolist()
-    columns = list(zip(*rows))
-    return np.array(
-        [
-            [
-                value != EMPTY and (row.count(value) > 1 or column.count(value) > 1)
-                for value, column in zip(row, columns)
-            ]
-            for row in rows
-        ],
-        dtype=bool,
-    ).reshape(grid.shape)
+    """Per cell: whether it holds a value that repeats in its row or in its column."""
+    in_row, in_column = repeats(grid)
+    return (grid != EMPTY) & ((in_row > 1) | (in_column > 1))
 
 
 def cell_pressures(grid: np.ndarray) -> np.ndarray:
     """Each cell's share of its row's pressure P_i, so that a row's cells add up to P_i: 1 for a hole; 10 if its
     value appears again in its column (that row's col_conflict); and, for a value that k cells of the row hold,
     10·(k − 1)/k to each of them (the row's row_dups, shared among its copies)."""
-    filled = grid != EMPTY
-    in_row = (grid[:, :, None] == grid[:, None, :]).sum(axis=2)  # cells of the row holding this cell's value
-    in_column = (grid[:, None, :] == grid[None, :, :]).sum(axis=0)  # [i, c]: cells of column c holding grid[i, c]
+    in_row, in_column = repeats(grid)
     shares = DUPLICATE_WEIGHT * (in_row - 1) / in_row + CONFLICT_WEIGHT * (in_column > 1)
-    return np.where(filled, shares, 1.0)
+    return np.where(grid != EMPTY, shares, 1.0)

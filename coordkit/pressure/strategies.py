@@ -152,7 +152,8 @@ class ConversationStrategy(Strategy):
 
     def tick(self, model: "PressureField") -> list[Patch]:
         roles = model.roles
-        board = Board(tuple(map(tuple, model.grid)), tuple(int(p) for p in model.pressures))
+        grid = model.grid.tolist()  # plain ints, for the roles' observations
+        board = Board(tuple(map(tuple, grid)), tuple(model.pressures.tolist()))
         row = roles.coordinator.decide(board)
         model.focus_rows = [row]
         seen = model.row_observation(row)
@@ -166,8 +167,8 @@ class ConversationStrategy(Strategy):
                 history.append("(no usable proposal)")
                 continue
             history.append(f"PROPOSE position={patch.column} value={patch.value}")
-            column = tuple(int(v) for i, v in enumerate(model.grid[:, patch.column]) if i != row)
-            if roles.validator.decide(Check(patch, tuple(int(v) for v in model.grid[row]), column)):
+            column = tuple(line[patch.column] for i, line in enumerate(grid) if i != row)
+            if roles.validator.decide(Check(patch, tuple(grid[row]), column)):
                 history.append("APPROVE")
                 changes = model.grid[row, patch.column] != patch.value
                 return [patch] if changes and model.passes_gate(patch) else []
