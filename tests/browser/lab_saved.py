@@ -10,12 +10,14 @@ compare that with what the live panels showed when the notebook was saved.
 
 import json
 import time
+import urllib.request
 from pathlib import Path
 
 import nbformat
 from lab_charts import JS_SVG_OF_IMAGE
 from lab_server import JupyterLab
 from nbconvert import HTMLExporter
+from nbconvert.nbconvertapp import NbConvertApp
 
 # In the page: [{key, how, settings, parts}] for every panel, in order; `how` is "widgets" (drawn: its controls and
 # charts read) or "snapshot" (its saved HTML read). A part's texts: a chart's <text> elements (a live chart's
@@ -157,10 +159,25 @@ def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, t
 
 
 def exported_html(saved: dict, folder: Path, stem: str) -> Path:
-    """``jupyter nbconvert --to html`` of the saved notebook (the lab template, its default), written to a file."""
-    body, _ = HTMLExporter().from_notebook_node(nbformat.reads(json.dumps(saved), as_version=4))
+    """``jupyter nbconvert --to html`` of the saved notebook (the lab template, its default), written to a file, with
+    the Jupyter config nbconvert reads (the kit's, coordkit/offline_math.py, writes the math as MathML)."""
+    app = NbConvertApp()
+    app.load_config_file()
+    body, _ = HTMLExporter(config=app.config).from_notebook_node(nbformat.reads(json.dumps(saved), as_version=4))
     path = folder / f"{stem}.html"
     path.write_text(body, encoding="utf-8")
+    return path
+
+
+def lab_exported_html(server: JupyterLab, name: str, folder: Path) -> Path:
+    """The notebook ``name`` as JupyterLab's File → Save and Export Notebook As → HTML downloads it from ``server``
+    (its nbconvert handler, with the server's Jupyter config), written to a file."""
+    request = urllib.request.Request(
+        f"{server.base_url}/nbconvert/html/{name}?download=true", headers={"Authorization": f"token {server.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=300) as reply:
+        path = folder / f"{Path(name).stem}-lab.html"
+        path.write_bytes(reply.read())
     return path
 
 
