@@ -34,6 +34,7 @@ from coordkit.rep.beer_game.policies import (
 )
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
+from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -399,11 +400,9 @@ class BeerGame(Model):
         shipments on their way to the stage; the factory's, being brewed). A stage's supply line is its orders in
         the mail, its supplier's backlog and its goods on the road.
         """
-        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
-        rounds = self.datacollector.get_model_vars_dataframe()["customer_demand"]
-        agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
-        agents["round"] = agents["round"].astype(int)
-        agents.insert(3, "customer_demand", agents["round"].map(rounds.reset_index(drop=True)))
+        agents = agent_table(self.datacollector, "round")
+        demand = np.array(self.datacollector.model_vars["customer_demand"])
+        agents.insert(3, "customer_demand", demand[agents["round"]])
         return agents
 
     def summary(self) -> dict:

@@ -37,6 +37,7 @@ from coordkit.rep.fishbanks.policies import (
 )
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
+from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -340,9 +341,7 @@ class Fishbanks(Model):
         (θ as the company decided with it this season; NaN for A2A), message (its reasoning or sensitivity text);
         and the season's stock (after the season), regeneration and total_catch (repeated for every company).
         """
-        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
-        agents = agents.rename(columns={"Step": "season"}).drop(columns="AgentID")
-        agents["season"] = agents["season"].astype(int)
+        agents = agent_table(self.datacollector, "season")
         seasons = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
         for column in ("stock", "regeneration", "total_catch"):
             agents[column] = agents["season"].map(seasons[column])
