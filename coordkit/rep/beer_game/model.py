@@ -261,6 +261,7 @@ class BeerGame(Model):
             self.chain.append(Stage(self, name, position, mail + road, self.order_delay, road))
         for downstream, stage in zip(self.chain, self.chain[1:]):
             stage.downstream_id = downstream.unique_id
+        self._names = {stage.unique_id: stage.name for stage in self.chain}
         students = per_agent("policy", self.policy, [stage.name for stage in self.chain])
         for stage, student in zip(self.chain, students):
             neighbours = [s.unique_id for s in self.chain if abs(s.position - stage.position) == 1]
@@ -333,7 +334,7 @@ class BeerGame(Model):
         return f"{self.stage_name(message.sender)} ordered {message.decision}: {words}"
 
     def stage_name(self, unique_id: int) -> str:
-        return next(stage.name for stage in self.chain if stage.unique_id == unique_id)
+        return self._names[unique_id]
 
     def supplier_of(self, stage: Stage) -> str:
         return "the brewery" if stage is self.chain[-1] else f"the {self.chain[stage.position + 1].name}"
