@@ -29,7 +29,8 @@ def bullwhip_ratio(rounds: pd.DataFrame) -> float:
 
 def final_backlog(rounds: pd.DataFrame) -> float:
     """The cases the chain still owes its customers and each other when the game ends (all stages' backlogs)."""
-    return float(rounds.loc[rounds["round"] == rounds["round"].max(), "backlog"].sum())
+    played = rounds["round"].to_numpy()
+    return float(rounds["backlog"].to_numpy()[played == played.max()].sum())
 
 
 def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float = 0.25, hold: int = 3) -> float:
