@@ -279,6 +279,7 @@ class BeerGame(Model):
             agent_reporters={
                 "stage": "name",
                 "position": "position",
+                "customer_demand": lambda s: s.model.customer_demand,
                 "demand": "incoming_order",
                 "order": "order",
                 "received": "received",
@@ -401,10 +402,7 @@ class BeerGame(Model):
         shipments on their way to the stage; the factory's, being brewed). A stage's supply line is its orders in
         the mail, its supplier's backlog and its goods on the road.
         """
-        agents = agent_table(self.datacollector, "round")
-        demand = np.array(self.datacollector.model_vars["customer_demand"])
-        agents.insert(3, "customer_demand", demand[agents["round"]])
-        return agents
+        return agent_table(self.datacollector, "round")
 
     def summary(self) -> dict:
         """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use."""

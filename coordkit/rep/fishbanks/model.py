@@ -269,6 +269,10 @@ class Fishbanks(Model):
                 "density_estimate": "density_estimate",
                 **{name: _theta_reporter(name) for name in THETA_NAMES},
                 "message": "message",
+                # the season's, repeated for every company (the frame's last columns)
+                "stock": lambda company: company.model.stock,
+                "regeneration": lambda company: company.model.regenerated,
+                "total_catch": lambda company: company.model.total_catch,
             },
         )
         self.datacollector.collect(self)
@@ -341,11 +345,7 @@ class Fishbanks(Model):
         (θ as the company decided with it this season; NaN for A2A), message (its reasoning or sensitivity text);
         and the season's stock (after the season), regeneration and total_catch (repeated for every company).
         """
-        agents = agent_table(self.datacollector, "season")
-        seasons = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
-        for column in ("stock", "regeneration", "total_catch"):
-            agents[column] = agents["season"].map(seasons[column])
-        return agents
+        return agent_table(self.datacollector, "season")
 
     def summary(self) -> dict:
         """Final population, sustainability index, seasons above the threshold, mean health and coordination,
