@@ -11,25 +11,26 @@ def total_cost(rounds: pd.DataFrame) -> float:
 
 def stage_costs(rounds: pd.DataFrame) -> pd.Series:
     """Cost per stage, in chain order."""
-    return (
-        rounds.groupby("position", sort=True)
-        .agg(stage=("stage", "first"), cost=("cost", "sum"))
-        .set_index("stage")["cost"]
-    )
+    by_position = rounds.groupby("position", sort=True)
+    stages = pd.Index(by_position["stage"].first(), name="stage")
+    return pd.Series(by_position["cost"].sum().to_numpy(), index=stages, name="cost")
 
 
 def bullwhip_ratio(rounds: pd.DataFrame) -> float:
     """Variance of the factory's orders over the variance of customer demand (Lee et al. 1997); NaN if demand
     never varies."""
-    played = rounds[rounds["round"] > 0]
-    factory = played[played["position"] == played["position"].max()]
-    demand_var = factory["customer_demand"].var()
-    return float(factory["order"].var() / demand_var) if demand_var > 0 else float("nan")
+    played = rounds["round"].to_numpy() > 0
+    position = rounds["position"].to_numpy()[played]
+    factory = position == position.max()
+    demand_var = pd.Series(rounds["customer_demand"].to_numpy()[played][factory]).var()
+    order_var = pd.Series(rounds["order"].to_numpy()[played][factory]).var()
+    return float(order_var / demand_var) if demand_var > 0 else float("nan")
 
 
 def final_backlog(rounds: pd.DataFrame) -> float:
     """The cases the chain still owes its customers and each other when the game ends (all stages' backlogs)."""
-    return float(rounds.loc[rounds["round"] == rounds["round"].max(), "backlog"].sum())
+    played = rounds["round"].to_numpy()
+    return float(rounds["backlog"].to_numpy()[played == played.max()].sum())
 
 
 def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float = 0.25, hold: int = 3) -> float:
@@ -40,12 +41,14 @@ def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float 
     reading, so that a chain whose orders have calmed while its customers still wait does not count. NaN when the
     game ends before the chain has been settled for ``hold`` rounds in a row (never settled within the horizon).
     """
-    after = rounds[rounds["round"] >= step_round]
-    in_line = (after["order"] - after["customer_demand"]).abs() <= tolerance * after["customer_demand"]
-    settled = (in_line & (after["backlog"] <= 0)).groupby(after["round"]).all().sort_index()
-    unsettled = settled.index[~settled.to_numpy()]
+    after = rounds["round"].to_numpy() >= step_round
+    played, order, demand, backlog = (
+        rounds[c].to_numpy()[after] for c in ("round", "order", "customer_demand", "backlog")
+    )
+    settled = (np.abs(order - demand) <= tolerance * demand) & (backlog <= 0)  # per stage and round
+    unsettled = played[~settled]
     settled_from = int(unsettled.max()) + 1 if len(unsettled) else step_round
-    if settled.index.max() - settled_from + 1 < hold:
+    if len(played) and played.max() - settled_from + 1 < hold:
         return np.nan
     return float(settled_from - step_round)
 

@@ -34,6 +34,7 @@ from coordkit.rep.beer_game.policies import (
 )
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
+from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -260,6 +261,7 @@ class BeerGame(Model):
             self.chain.append(Stage(self, name, position, mail + road, self.order_delay, road))
         for downstream, stage in zip(self.chain, self.chain[1:]):
             stage.downstream_id = downstream.unique_id
+        self._names = {stage.unique_id: stage.name for stage in self.chain}
         students = per_agent("policy", self.policy, [stage.name for stage in self.chain])
         for stage, student in zip(self.chain, students):
             neighbours = [s.unique_id for s in self.chain if abs(s.position - stage.position) == 1]
@@ -277,6 +279,7 @@ class BeerGame(Model):
             agent_reporters={
                 "stage": "name",
                 "position": "position",
+                "customer_demand": lambda s: s.model.customer_demand,
                 "demand": "incoming_order",
                 "order": "order",
                 "received": "received",
@@ -332,7 +335,7 @@ class BeerGame(Model):
         return f"{self.stage_name(message.sender)} ordered {message.decision}: {words}"
 
     def stage_name(self, unique_id: int) -> str:
-        return next(stage.name for stage in self.chain if stage.unique_id == unique_id)
+        return self._names[unique_id]
 
     def supplier_of(self, stage: Stage) -> str:
         return "the brewery" if stage is self.chain[-1] else f"the {self.chain[stage.position + 1].name}"
@@ -399,12 +402,7 @@ class BeerGame(Model):
         shipments on their way to the stage; the factory's, being brewed). A stage's supply line is its orders in
         the mail, its supplier's backlog and its goods on the road.
         """
-        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
-        rounds = self.datacollector.get_model_vars_dataframe()["customer_demand"]
-        agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
-        agents["round"] = agents["round"].astype(int)
-        agents.insert(3, "customer_demand", agents["round"].map(rounds.reset_index(drop=True)))
-        return agents
+        return agent_table(self.datacollector, "round")
 
     def summary(self) -> dict:
         """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use."""

@@ -37,6 +37,7 @@ from coordkit.rep.fishbanks.policies import (
 )
 from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
+from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -268,6 +269,10 @@ class Fishbanks(Model):
                 "density_estimate": "density_estimate",
                 **{name: _theta_reporter(name) for name in THETA_NAMES},
                 "message": "message",
+                # the season's, repeated for every company (the frame's last columns)
+                "stock": lambda company: company.model.stock,
+                "regeneration": lambda company: company.model.regenerated,
+                "total_catch": lambda company: company.model.total_catch,
             },
         )
         self.datacollector.collect(self)
@@ -340,13 +345,7 @@ class Fishbanks(Model):
         (θ as the company decided with it this season; NaN for A2A), message (its reasoning or sensitivity text);
         and the season's stock (after the season), regeneration and total_catch (repeated for every company).
         """
-        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
-        agents = agents.rename(columns={"Step": "season"}).drop(columns="AgentID")
-        agents["season"] = agents["season"].astype(int)
-        seasons = self.datacollector.get_model_vars_dataframe().reset_index(drop=True)
-        for column in ("stock", "regeneration", "total_catch"):
-            agents[column] = agents["season"].map(seasons[column])
-        return agents
+        return agent_table(self.datacollector, "season")
 
     def summary(self) -> dict:
         """Final population, sustainability index, seasons above the threshold, mean health and coordination,

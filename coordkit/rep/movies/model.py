@@ -60,6 +60,7 @@ from coordkit.rep.protocol import (
     run_consensus,
 )
 from coordkit.rep.protocol_network import ProtocolNetwork
+from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
@@ -425,10 +426,7 @@ class MovieScheduling(Model):
         consensus), joins (its stage-1 decision; in round 0, whether it would join the opening proposal), votes
         (its stage-2 vote on the group proposal), message (the sensitivity or reasoning it sent; empty in
         round 0)."""
-        agents = self.datacollector.get_agent_vars_dataframe().reset_index()
-        agents = agents.rename(columns={"Step": "round"}).drop(columns="AgentID")
-        agents["round"] = agents["round"].astype(int)
-        return agents
+        return agent_table(self.datacollector, "round")
 
     def summary(self) -> dict:
         """The run's :func:`outcome` (final and best consensus, convergence round, whether the opening had
