@@ -689,6 +689,18 @@ def test_closing_the_pool_closes_its_sessions():
     session.close()
 
 
+def test_a_sessions_later_calls_go_straight_to_its_process_not_through_the_worker():
+    with SandboxPool(1) as single, single.session(COUNTER) as session:
+        assert session("a") == "1 a"  # the worker forks the process and hands its pipes over
+        worker = single._workers[0].process.pid
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            assert [session("b"), session("c")] == ["2 b", "3 c"]  # answered while the worker cannot run
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        assert session("d") == "4 d" and len(session_children(single)) == 1
+
+
 def test_the_least_recently_used_session_is_evicted_and_starts_afresh_silently():
     with SandboxPool(1, sessions_per_worker=2) as single:
         first, second, third = (single.session(COUNTER) for _ in range(3))

@@ -49,11 +49,12 @@ routine that tries to:
   ``ssl``, which reach system files, terminals or the network in C, are merely absent (an ImportError), since the
   standard library probes for them. The worker's table (``sandbox_worker``) says why each module a routine may use
   cannot reach the outside;
-- forge its answer: a routine holds one descriptor the worker reads (its reply pipe) and none the kit reads. The
-  worker reads that pipe as untrusted: every frame on it is checked (its shape, the cap of ``MAX_TEXT_CHARS`` on a
-  result, a reason the routine's own code can cause: never a timeout, memory or a death, which the worker finds out
-  from its clock and the process's wait status, and a breach only as the guard names it), and the kit checks the
-  worker's replies the same way;
+- forge its answer: a routine holds one descriptor that is read (its reply pipe): by the worker, and for a session's
+  calls after its first by the kit, which the worker hands that pipe. Whoever reads it reads it as untrusted: every
+  frame on it is checked (its size, its shape, the cap of ``MAX_TEXT_CHARS`` on a result, a reason the routine's own
+  code can cause: never a timeout, memory or a death, which the reader finds out from its clock and the worker from
+  the process's wait status, and a breach only as the guard names it), and the kit checks the worker's replies the
+  same way;
 - tamper with the guard or with later calls: the guard is an audit hook (PEP 578), which cannot be removed, binds
   everything it uses when installed (monkeypatching ``os`` or ``builtins`` cannot fool it), and refuses the ways to
   reach it (``gc`` object walks, tracing and monitoring, new audit hooks, signal handlers, new resource limits, fresh
@@ -93,14 +94,16 @@ installs the hook, runs the routine and writes one reply (a frame, as on every p
 clock, checks the reply and reports. The routine never runs in the worker, so breaches, crashes and timeouts discard the
 child only; a worker that stops answering is killed and replaced. A session is pinned to one worker (the one with the
 fewest sessions when it opened), whose requests carry the session's key: the worker forks the session's child on its
-first call (confined as a call's, its routine compiled once), then passes it each body over the child's own pipes, a
-fraction of a millisecond a call, with the wall clock enforced per call; it keeps at most ``sessions_per_worker`` (128)
-such children, evicting the least recently used. Threads share the pool: a worker serves one call at a time, so two
-sessions on different workers run side by side, and a session's calls take turns. Determinism: every child starts from
-the same state (a fixed hash seed, ``random`` seeded with 0, the same modules, an empty directory), so a routine's
-output depends on its source and body only, and a session's on its source and the bodies since its process started: on
-the sequence of its bodies alone while no eviction replaces its process (at most ``sessions_per_worker`` sessions open
-on a worker), and on each body alone for a routine that keeps no state (the kit's contract,
+first call (confined as a call's, its routine compiled once) and, once it has answered, hands the kit the child's own
+pipes (over a Unix socket, ``SCM_RIGHTS``): the session's later calls go from the kit to the child and back, two
+processes woken a call rather than four, with the wall clock enforced per call by the kit; when those pipes end, the
+worker says how the child ended (its wait status), or that it ended it. It keeps at most ``sessions_per_worker`` (128)
+such children, evicting the least recently used, which the kit names. Threads share the pool: a worker serves one
+request at a time, two sessions' later calls run side by side, and a session's calls take turns. Determinism: every
+child starts from the same state (a fixed hash seed, ``random`` seeded with 0, the same modules, an empty directory), so
+a routine's output depends on its source and body only, and a session's on its source and the bodies since its process
+started: on the sequence of its bodies alone while no eviction replaces its process (at most ``sessions_per_worker``
+sessions open on a worker), and on each body alone for a routine that keeps no state (the kit's contract,
 :mod:`~coordkit.agora.routines`). POSIX only (it forks). The worker is :mod:`coordkit.agora.sandbox_worker`, run as a
 script.
 """
@@ -109,6 +112,7 @@ import atexit
 import itertools
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -119,9 +123,13 @@ import weakref
 
 from coordkit.agora import sandbox_worker
 from coordkit.agora.sandbox_worker import (
+    MAX_REPLY_FRAME,
     MAX_TEXT_CHARS,
     REASONS,  # noqa: F401  (a RoutineError's reasons, imported from here)
+    SESSION_CALLS,
     check_reply,
+    malformed,
+    ran_past,
     read_frame,
     remove_tree,
     write_frame,
@@ -132,7 +140,7 @@ MAX_LINES = 10_000_000
 DEFAULT_TIMEOUT_S = 30.0  # the safety net: far beyond what a busy machine makes of a call within its line budget
 DEFAULT_MEMORY_MB = 64
 DEFAULT_SESSIONS_PER_WORKER = 128
-MAX_SESSIONS_PER_WORKER = 256  # two pipes each in the worker, under the usual limit of 1,024 open files
+MAX_SESSIONS_PER_WORKER = 256  # two pipes each (the kit holds them once handed over), under the usual 1,024 files
 MAX_TIMEOUT_S = 60.0
 MAX_MEMORY_MB = 4096
 
@@ -160,9 +168,11 @@ class _Worker:
 
     def __init__(self, max_sessions: int):
         self.directory = tempfile.mkdtemp(prefix="coordkit-routines-")
+        self.handover, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # session children's pipes
+        arguments = [self.directory, str(max_sessions), str(theirs.fileno())]
         try:
             self.process = subprocess.Popen(
-                [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, self.directory, str(max_sessions)],
+                [sys.executable, *_INTERPRETER_FLAGS, sandbox_worker.__file__, *arguments],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -170,12 +180,18 @@ class _Worker:
                 cwd=self.directory,
                 bufsize=0,
                 start_new_session=True,
+                pass_fds=(theirs.fileno(),),
             )
         except BaseException:
+            self.handover.close()
             remove_tree(self.directory)
             raise
+        finally:
+            theirs.close()
         self._owner = os.getpid()
-        self._finalizer = weakref.finalize(self, _stop_worker, self.process, self.directory, self._owner, gently=True)
+        self._finalizer = weakref.finalize(
+            self, _stop_worker, self.process, self.directory, self.handover, self._owner, gently=True
+        )
         try:
             hello = read_frame(self.process.stdout.fileno(), time.monotonic() + _START_TIMEOUT_S)
         except TimeoutError:
@@ -194,6 +210,17 @@ class _Worker:
         write_frame(self.process.stdin.fileno(), request)
         return read_frame(self.process.stdout.fileno(), deadline)
 
+    def pipes(self, deadline: float) -> "_ChildPipes":
+        """The pipes of the session child that just answered its first call, which the worker hands over (after a
+        result); TimeoutError past ``deadline``, ValueError if the worker sent anything but two descriptors."""
+        self.handover.settimeout(max(deadline - time.monotonic(), 0.001))
+        _, fds, flags, _ = socket.recv_fds(self.handover, 1, 2, socket.MSG_CMSG_CLOEXEC)
+        if len(fds) != 2 or flags & socket.MSG_CTRUNC:
+            for fd in fds:
+                os.close(fd)
+            raise ValueError("the sandbox's worker process handed over no pipes")
+        return _ChildPipes(*fds)
+
     def kill(self) -> None:
         """Kill the worker and, with it, its children (they share its process group, which a routine cannot leave)."""
         self._stop(gently=False)
@@ -205,14 +232,17 @@ class _Worker:
 
     def _stop(self, *, gently: bool) -> None:
         if self._finalizer.detach() is not None:  # not stopped yet
-            _stop_worker(self.process, self.directory, self._owner, gently=gently)
+            _stop_worker(self.process, self.directory, self.handover, self._owner, gently=gently)
 
 
-def _stop_worker(process: subprocess.Popen, directory: str, owner: int, *, gently: bool) -> None:
+def _stop_worker(
+    process: subprocess.Popen, directory: str, handover: socket.socket, owner: int, *, gently: bool
+) -> None:
     """Stop a worker, asked to exit or killed with its children, and remove its folder: in the process that started
     it only (a forked copy of the kit leaves the original's workers alone)."""
     if os.getpid() != owner:
         return
+    handover.close()
     if gently:
         try:
             process.stdin.close()
@@ -233,6 +263,41 @@ def _stop_worker(process: subprocess.Popen, directory: str, owner: int, *, gentl
         pass  # the worker removed it as it exited
     except OSError as error:
         warnings.warn(f"the routine sandbox could not remove {directory} ({error}); remove it by hand", stacklevel=2)
+
+
+class _ChildPipes:
+    """The kit's ends of a session child's pipes, handed over by its worker: the kit writes bodies on one and reads
+    replies on the other, as untrusted as the worker reads them (:func:`check_reply`), with no stop in the worker."""
+
+    def __init__(self, bodies: int, replies: int):
+        os.set_blocking(bodies, False)  # a child that stops reading cannot block the kit
+        self.bodies, self.replies = bodies, replies
+        self.calls = 1  # the first call, which the worker passed on
+        self._finalizer = weakref.finalize(self, _close_all, bodies, replies)
+
+    def ask(self, body: str, deadline: float) -> dict | None:
+        """The child's reply to ``body``, checked; None if its pipes ended (it died, or its worker ended it).
+        TimeoutError past ``deadline``; ValueError for a malformed frame, with what is wrong."""
+        try:
+            write_frame(self.bodies, {"body": body}, deadline)
+        except BrokenPipeError:
+            return None
+        reply = read_frame(self.replies, deadline, MAX_REPLY_FRAME)
+        if reply is None:
+            return None
+        problem = check_reply(reply, from_routine=True)
+        if problem is not None:
+            raise ValueError(problem)
+        self.calls += 1
+        return reply
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 class SandboxPool:
@@ -259,6 +324,7 @@ class SandboxPool:
         self._workers: list[_Worker | None] = [None] * self.size  # slot -> its worker, if started
         self._busy = [False] * self.size  # slot -> serving a call
         self._pinned = [0] * self.size  # slot -> open sessions pinned to it
+        self._live: list[dict[int, None]] = [{} for _ in range(self.size)]  # slot -> its sessions' children, by use
         self._condition = threading.Condition()
 
     def run(
@@ -319,12 +385,16 @@ class SandboxPool:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _call(self, slot: int | None, request: dict) -> str:
-        """Send ``request`` to the worker of ``slot`` (any free worker if None); the routine's result."""
+    def _call(self, slot: int | None, request: dict, session: "RoutineSession | None" = None) -> str:
+        """Send ``request`` to the worker of ``slot`` (any free worker if None); the routine's result. A session's
+        first call (``session``) then takes its child's pipes from the worker."""
         slot, worker = self._acquire(slot)
         healthy = False
         try:
-            reply = worker.call(request, time.monotonic() + request["timeout_s"] + _GRACE_S)
+            deadline = time.monotonic() + request["timeout_s"] + _GRACE_S
+            reply = worker.call(request, deadline)
+            if session is not None and reply is not None and "result" in reply:
+                session.pipes = worker.pipes(deadline)
             healthy = reply is not None
         except TimeoutError:
             raise RoutineError("timeout", f"the sandbox stopped answering after {request['timeout_s']:g} s") from None
@@ -334,24 +404,89 @@ class SandboxPool:
             self._release(slot, worker, healthy)
         return _answer(reply)
 
+    def _start_child(self, session: "RoutineSession", body: str) -> str:
+        """A session's call that forks its child (evicting the least recently used past ``sessions_per_worker``),
+        which answers ``body``; the kit then holds its pipes."""
+        with self._condition:
+            live = self._live[session.slot]
+            live.pop(session.key, None)
+            evict = list(live)[: max(0, len(live) - self.sessions_per_worker + 1)]
+            for key in evict:
+                del live[key]
+            live[session.key] = None
+        request = {"session": session.key, "evict": evict, "source": session.source, "body": body, **session.limits}
+        try:
+            return self._call(session.slot, request, session)
+        except RoutineError:
+            self._forget_child(session)
+            raise
+
+    def _ask_child(self, session: "RoutineSession", body: str) -> str | None:
+        """``body`` to the session's child, straight through its pipes: the result, or None if the worker ended the
+        child (evicted, or the worker itself is gone), for a fresh one to answer; RoutineError for a failure, which
+        ends the child."""
+        with self._condition:
+            live = self._live[session.slot]
+            live[session.key] = live.pop(session.key, None)  # the most recently used
+        timeout_s = session.limits["timeout_s"]
+        deadline = time.monotonic() + timeout_s
+        try:
+            reply = session.pipes.ask(body, deadline)
+        except TimeoutError:
+            reply = ran_past(timeout_s)
+        except ValueError as error:
+            reply = malformed(str(error))
+        if reply is None:  # its pipes ended: how it ended, or that it is gone
+            wait_s = max(deadline - time.monotonic(), 0.001)
+            request = {"ended": session.key, "wait_s": wait_s, **session.limits}
+            reply = self._tell(session.slot, request, wait_s + _GRACE_S)
+            self._forget_child(session)
+            if reply is None or reply == {"gone": True}:
+                return None
+            return _answer(reply)
+        if "result" not in reply or session.pipes.calls == SESSION_CALLS:
+            self._end_child(session)
+        return _answer(reply)
+
+    def _end_child(self, session: "RoutineSession") -> None:
+        """End the session's child, if it has one on a worker that still runs."""
+        if session.pipes is not None:
+            self._forget_child(session)
+            self._tell(session.slot, {"close": session.key}, _GRACE_S)
+
+    def _forget_child(self, session: "RoutineSession") -> None:
+        with self._condition:
+            self._live[session.slot].pop(session.key, None)
+        if session.pipes is not None:
+            session.pipes.close()
+            session.pipes = None
+
+    def _tell(self, slot: int, request: dict, seconds: float) -> dict | None:
+        """The reply of ``slot``'s worker, if it runs, to ``request`` about a session's child (None if it did not
+        answer: it is then replaced, and its children end with it)."""
+        try:
+            slot, worker = self._acquire(slot, start=False)
+        except RuntimeError:
+            return None  # the pool closed meanwhile: its workers end their children
+        reply = None
+        try:
+            if worker is not None:
+                reply = worker.call(request, time.monotonic() + seconds)
+        except (TimeoutError, OSError, ValueError):
+            pass
+        finally:
+            self._release(slot, worker, reply is not None)
+        return reply
+
     def _end_session(self, session: "RoutineSession") -> None:
         """Unpin ``session`` and end its child, if it has one on a worker that still runs."""
         with self._condition:
             self._pinned[session.slot] -= 1
-            if self._closed or self._workers[session.slot] is None or not session.calls:
-                return
-        try:
-            slot, worker = self._acquire(session.slot, start=False)
-        except RuntimeError:
-            return  # the pool closed meanwhile: its workers end their children
-        healthy = False
-        try:
-            if worker is not None:
-                healthy = worker.call({"close": session.key}, time.monotonic() + _GRACE_S) is not None
-        except (TimeoutError, OSError, ValueError):
-            pass
-        finally:
-            self._release(slot, worker, healthy)
+            closed = self._closed
+        if closed:
+            self._forget_child(session)
+        else:
+            self._end_child(session)
 
     def _acquire(self, slot: int | None, *, start: bool = True) -> tuple[int, _Worker | None]:
         """A slot and its worker, reserved for one call: ``slot``'s, or the first free one (started ones first).
@@ -396,7 +531,9 @@ class RoutineSession:
     """One routine in its own sandboxed process for many calls: ``session(body) -> str`` is ``handle(body)``.
 
     The process (forked on the first call, with a call's confinement) compiles the source once; each call runs within
-    ``max_lines`` lines and ``timeout_s`` seconds, and all of them within ``memory_mb``. A breach, budget run out,
+    ``max_lines`` lines and ``timeout_s`` seconds, and all of them within ``memory_mb``. Its worker forks it and
+    answers the first call; later calls go from the kit to the process and back through its pipes, which the worker
+    hands over, read as untrusted as the worker reads them. A breach, budget run out,
     timeout, crash or bad return ends the process and raises ``RoutineError`` as ``run_routine`` does; the next call
     forks a fresh one (``restarts`` counts them). The routine's module state lasts while its process does: at most
     ``SESSION_CALLS`` (100) calls, fewer if its worker evicts it (the least recently used past ``sessions_per_worker``),
@@ -410,6 +547,7 @@ class RoutineSession:
         self.calls = 0  # handle(body) calls sent to the sandbox
         self.restarts = 0  # processes forked anew after a call that ended the previous one
         self._ended = False  # the last call ended the process: the next one forks a fresh one
+        self.pipes: _ChildPipes | None = None  # to its process, once its first call forked it
         self._closed = False
         self._owner = os.getpid()  # a forked copy of the kit cannot use it: its process belongs to the original
         self._lock = threading.Lock()
@@ -417,7 +555,6 @@ class RoutineSession:
     def __call__(self, body: str) -> str:
         """What ``handle(body)`` returns, or ``RoutineError``; ``TypeError``/``ValueError`` for a bad ``body``."""
         _check_text(self.source, body)
-        request = {"session": self.key, "source": self.source, "body": body, **self.limits}
         with self._lock:
             self._check_open()
             if self._ended:
@@ -425,7 +562,8 @@ class RoutineSession:
                 self._ended = False
             self.calls += 1
             try:
-                return self.pool._call(self.slot, request)
+                result = None if self.pipes is None else self.pool._ask_child(self, body)
+                return self.pool._start_child(self, body) if result is None else result
             except RoutineError:
                 self._ended = True
                 raise

@@ -5,13 +5,16 @@ rules its audit hook enforces, and what the pool imports from here: the one fram
 big-endian length, then a JSON object in ASCII; :func:`write_frame`, :func:`read_frame`), the one check of a reply
 (:func:`check_reply`) and the removal of a folder tree (:func:`remove_tree`).
 
-A worker serves three requests: a call (``source``, ``body``, limits: a child forked for it alone), a session call
-(the same with a ``session`` key: the session's own child, forked on its first call, serves it) and ``close`` (a
-session's child ends). Each child answers on a pipe of its own, which the worker reads as untrusted: a routine holds
-that pipe and may write anything on it, so every frame read from it passes :func:`check_reply` (a routine's process
-may report a result within the cap, a failure of its own code, or a breach the guard names; never a timeout, which the
-worker finds out itself), and how a child ended is read from its wait status and CPU time, not from its words. A
-session's child reads its bodies, frames too, from a second pipe.
+A worker serves four requests: a call (``source``, ``body``, limits: a child forked for it alone), a session's first
+call (the same with a ``session`` key: the session's own child is forked for it, and once it has answered, the worker
+hands the kit the two ends of its pipes, over the handover socket, so that the session's later calls go from the kit to
+the child and back with no stop in the worker), ``ended`` (the kit found a session's pipes closed: how the child
+ended, or that it is gone, evicted) and ``close`` (a session's child ends). Each child answers on a pipe of its own,
+which the worker, and after the handover the kit, reads as untrusted: a routine holds that pipe and may write anything
+on it, so every frame read from it passes :func:`check_reply` (a routine's process may report a result within the cap,
+a failure of its own code, or a breach the guard names; never a timeout, which the reader finds out itself), and how a
+child ended is read from its wait status and CPU time, not from its words. A session's child reads its bodies, frames
+too, from a second pipe.
 """
 
 import json
@@ -30,9 +33,9 @@ MAX_TEXT_CHARS = 1_000_000  # of a source, a body or a result
 MAX_MESSAGE_CHARS = 1_000  # of a failure's message
 MAX_FILE_BYTES = 16 << 20
 MAX_OPEN_FILES = 64
-SESSION_CALLS = 100  # calls a session's child serves before the worker ends it and the next call forks a fresh one
+SESSION_CALLS = 100  # calls a session's child serves before it is ended and the next call forks a fresh one
 _MAX_FRAME = 32 * MAX_TEXT_CHARS  # a request: a source and a body, at up to 12 bytes a character in ASCII JSON
-_MAX_REPLY_FRAME = 12 * MAX_TEXT_CHARS + 4096  # a reply: a result at the cap, or a failure
+MAX_REPLY_FRAME = 12 * MAX_TEXT_CHARS + 4096  # a reply: a result at the cap, or a failure
 _EXIT_FORBIDDEN, _EXIT_MEMORY, _EXIT_BUDGET = 97, 98, 99
 _BUDGET_TOOL = 4  # the sys.monitoring tool id of the line budget (0-2 and 5 are the debugger's, coverage's, ...)
 _UNCOUNTED = 1 << 62  # lines left between calls: the kit's own lines in the child never run out
@@ -317,8 +320,14 @@ def _failure(reason: str, message: str) -> dict:
     return {"reason": reason, "message": message}
 
 
-def _malformed(problem: str) -> dict:
+def malformed(problem: str) -> dict:
+    """The failure of a routine's process that wrote ``problem`` on its reply pipe."""
     return _failure("crashed", f"the routine's process wrote a malformed reply: {problem}")
+
+
+def ran_past(timeout_s: float) -> dict:
+    """The failure of a call stopped at its wall-clock safety net, ``timeout_s``."""
+    return _failure("timeout", f"the routine ran past its {timeout_s:g} s and was stopped")
 
 
 # --- removing a tree a routine built -----------------------------------------------------------------------------
@@ -377,9 +386,11 @@ def _clear_files(folder: int) -> list[str]:
 # --- the worker ------------------------------------------------------------------------------------------------
 
 
-def _serve(directory: str, max_sessions: int) -> None:
+def _serve(directory: str, max_sessions: int, handover: int) -> None:
     """The worker's loop: one request in, one reply out, until its input ends; then its sessions' children end and
-    its directory goes."""
+    its directory goes. A session child's pipes go to the kit on ``handover`` (a Unix socket)."""
+    import socket
+
     requests, replies = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # a routine's prints go nowhere, and cannot reach the pipes
@@ -399,16 +410,22 @@ def _serve(directory: str, max_sessions: int) -> None:
     _imp.create_builtin = _no_builtin  # no fresh copy of a built-in module (a posix with what the child removes)
     write_frame(replies, {"ready": True, "network_namespace": isolated})
     sessions = _Sessions(directory, max_sessions)
+    channel = socket.socket(fileno=handover)
     number = 0
     while (request := read_frame(requests)) is not None:
+        child = None
         if "close" in request:
             reply = sessions.close(request["close"])
+        elif "ended" in request:
+            reply = sessions.ended(request)
         elif "session" in request:
-            reply = sessions.call(request)
+            reply, child = sessions.call(request)
         else:
             number += 1
             reply = _serve_call(request, os.path.join(directory, f"call-{number}"))
         write_frame(replies, reply)
+        if child is not None:
+            child.hand_over(channel)
     sessions.close_all()
     _remove_workdir(directory)  # also when the kit exits without closing its pool
 
@@ -457,27 +474,38 @@ def _remove_workdir(workdir: str) -> None:
 
 
 class _Sessions:
-    """The worker's session children, by session key, least recently used first; at most ``limit`` live."""
+    """The worker's session children, by session key, oldest first; at most ``limit`` live. The kit names the
+    sessions to evict (``evict``: the least recently used, which only the kit sees once it calls them directly)."""
 
     def __init__(self, directory: str, limit: int):
         self.directory, self.limit = directory, limit
-        self.children: dict[object, _Child] = {}  # insertion order is use order
+        self.children: dict[object, _Child] = {}  # insertion order is start order
         self.started = 0
 
-    def call(self, request: dict) -> dict:
-        """One call of a session: its child (forked now if it has none) runs ``handle(body)``; a failure ends it."""
-        child = self.children.pop(request["session"], None)
-        if child is None:
-            while len(self.children) >= self.limit:  # evict the least recently used
-                self.children.pop(next(iter(self.children))).end()
-            self.started += 1
-            child = _Child(request, os.path.join(self.directory, f"session-{self.started}"), session=True)
+    def call(self, request: dict) -> tuple[dict, "_Child | None"]:
+        """A session's first call: its child, forked now, runs ``handle(body)``; a failure ends it. The reply, and
+        the child whose pipes go to the kit (None when it failed)."""
+        for key in request.get("evict", ()):
+            self.close(key)
+        self.close(request["session"])  # a child the kit no longer reaches
+        while len(self.children) >= self.limit:  # the kit named none: the oldest
+            self.children.pop(next(iter(self.children))).end()
+        self.started += 1
+        child = _Child(request, os.path.join(self.directory, f"session-{self.started}"), session=True)
         reply = child.ask(request)
-        if "result" in reply and child.calls < SESSION_CALLS:
-            self.children[request["session"]] = child
-        else:
+        if "result" not in reply:
             child.end()
-        return reply
+            return reply, None
+        self.children[request["session"]] = child
+        return reply, child
+
+    def ended(self, request: dict) -> dict:
+        """How a session's child ended, once the kit found its pipes closed (by ``wait_s`` from now), or ``gone``:
+        the worker ended it (evicted, or the session's first call of a fresh worker)."""
+        child = self.children.pop(request["ended"], None)
+        if child is None:
+            return {"gone": True}
+        return child.ending(request, time.monotonic() + request["wait_s"])
 
     def close(self, key: object) -> dict:
         child = self.children.pop(key, None)
@@ -525,32 +553,43 @@ class _Child:
         try:
             if self.bodies is not None:
                 write_frame(self.bodies, {"body": request["body"]}, deadline)
-            reply = read_frame(self.replies, deadline, _MAX_REPLY_FRAME)
+            reply = read_frame(self.replies, deadline, MAX_REPLY_FRAME)
         except TimeoutError:
             self.end()
-            return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
+            return ran_past(request["timeout_s"])
         except BrokenPipeError:
             reply = None  # it ended before reading its body: how it ended says why
         except ValueError as error:
             self.end()
-            return _malformed(str(error))
+            return malformed(str(error))
         if reply is None:
-            return self._ending(request, deadline)
+            return self.ending(request, deadline)
         problem = check_reply(reply, from_routine=True)
         if problem is not None:
             self.end()
-            return _malformed(problem)
+            return malformed(problem)
         if "reason" in reply:
             self.end()
         return reply
 
-    def _ending(self, request: dict, deadline: float) -> dict:
+    def hand_over(self, channel) -> None:
+        """Send the kit this session child's pipes (the end it writes bodies to, the end it reads replies from) and
+        close the worker's copies: the kit calls the child directly, and the worker keeps its process (to end it and
+        say how it ended)."""
+        import socket
+
+        socket.send_fds(channel, [b"\0"], [self.bodies, self.replies])
+        os.close(self.bodies)
+        os.close(self.replies)
+        self.bodies = self.replies = None
+
+    def ending(self, request: dict, deadline: float) -> dict:
         """The failure of a child that ended its replies with none: how it ends, by ``deadline``."""
         ended = _wait_for_end(self.pid, deadline)
         self.pid = None
         self.end()
         if ended is None:
-            return _failure("timeout", f"the routine ran past its {request['timeout_s']:g} s and was stopped")
+            return ran_past(request["timeout_s"])
         status, cpu_used = ended
         return _describe_end(status, cpu_used, self.cpu_s, request["memory_mb"], request["max_lines"])
 
@@ -973,4 +1012,4 @@ def _guard(workdir: str, out: int, threads: bool):
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]))
+    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
