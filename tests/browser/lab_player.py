@@ -126,10 +126,13 @@ def pause(panel, timeout: float = 120.0) -> int | None:
     """Press Pause, and wait until the clock says where Pause took hold ("paused at round 5", its ``data-paused-at``):
     that step, which the clock must go on showing (a step the kernel was running when Pause came finishes; none starts
     after). None if the run ended first (the button is then disabled, or the clock says the run ended)."""
-    try:
-        panel.locator(".coordkit-player-play").click(timeout=10_000)
+    button = panel.locator(".coordkit-player-play")
+    if ENDED in clock(panel) or button.is_disabled():
+        return None
+    try:  # a renderer starved by a loaded machine took over 10 s to take a click on an enabled, visible button
+        button.click(timeout=timeout * 1000)
     except PlaywrightTimeoutError:
-        if ENDED in clock(panel):
+        if ENDED in clock(panel):  # (it ended between the look and the click)
             return None
         raise
     panel.page.wait_for_function(
