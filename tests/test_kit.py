@@ -25,6 +25,7 @@ spec.loader.exec_module(kit)
 VPY = "/repo/.venv/bin/python"
 TEST_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "ruff", "playwright"}  # the test extra
 TEST_MODULES = {"pytest", "xdist", "nbval", "hypothesis", "ruff", "playwright"}  # what they are imported as
+MAKE_VARIABLES = ("LAB_ARGS", "TEST_ARGS", "PYTHON")  # the Makefile's variables a user may set in the environment
 
 
 def test_make_test_runs_ruff_then_every_test_and_notebook_quietly_unless_told_otherwise():
@@ -207,7 +208,8 @@ def test_no_binder_link_for_a_remote_elsewhere():
 def test_the_makefile_delegates_to_kit_py():
     def dry_run(*args):
         # as run from a shell, not from within make test (whose MAKEFLAGS and MAKELEVEL a sub-make would read)
-        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        # (nor with the Makefile's own variables from the environment, as `TEST_ARGS=... bash .ci/run` sets them)
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", *MAKE_VARIABLES)}
         command = ["make", "--no-print-directory", "-n", *args]
         return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
 
