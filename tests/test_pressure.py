@@ -85,6 +85,13 @@ def test_without_decay_final_pressure_is_much_worse():
     assert not frame.attrs  # the statistics are an object, not DataFrame.attrs
 
 
+def test_arms_that_end_alike_leave_the_decay_test_undefined_and_say_so():
+    frame = pd.DataFrame({"decay": [True, True, False, False], "final_pressure": [0, 0, 0, 0]})
+    effect = ex.decay_effect(frame)  # (a few trials with LLM agents that all solve: no spread to weigh)
+    assert effect.welch is None and effect.cohens_d is None and effect.on.mean == effect.off.mean == 0
+    assert str(effect) == "undefined: neither arm's final pressure varies"
+
+
 def test_decay_lets_a_row_that_looks_stable_be_reconsidered():
     for decay in (False, True):
         model = PressureField(n=5, empty=5, decay=decay, focus=5, rng=3)

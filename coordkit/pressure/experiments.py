@@ -55,17 +55,25 @@ def strategy_tests(frame: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True)
 class DecayEffect:
     """Table 3: final pressure with decay on and off, Welch's t of on against off (negative when decay lowers the
-    final pressure, as the paper's) and Cohen's d of off against on."""
+    final pressure, as the paper's) and Cohen's d of off against on; both None when neither arm's final pressure
+    varies (a few trials that all end alike), where they are undefined."""
 
     on: stats.MeanSD
     off: stats.MeanSD
-    welch: stats.TestResult
-    cohens_d: float
+    welch: stats.TestResult | None
+    cohens_d: float | None
+
+    def __str__(self) -> str:
+        if self.welch is None:
+            return "undefined: neither arm's final pressure varies"
+        return f"t = {self.welch.statistic:.1f}, d = {self.cohens_d:.2f}"
 
 
 def decay_effect(frame: pd.DataFrame) -> DecayEffect:
     """Table 3 from an ablation frame (:func:`ablation`)."""
     on, off = (frame.loc[frame["decay"] == flag, "final_pressure"] for flag in (True, False))
+    if on.nunique() == 1 and off.nunique() == 1:
+        return DecayEffect(stats.mean_sd(on), stats.mean_sd(off), None, None)
     return DecayEffect(stats.mean_sd(on), stats.mean_sd(off), stats.welch_t(on, off), stats.cohens_d(off, on))
 
 
@@ -159,7 +167,7 @@ def compare_ablation(frame: pd.DataFrame) -> pd.DataFrame:
         (
             "decay: Welch t, Cohen's d",
             f"t = {paper.value('welch_t', both):g}, d = {paper.value('cohens_d', both):g}",
-            f"t = {effect.welch.statistic:.1f}, d = {effect.cohens_d:.2f}",
+            str(effect),
         )
     )
     on, off = paper.value("final_pressure", "decay on"), paper.value("final_pressure", "decay off")
