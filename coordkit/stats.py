@@ -185,13 +185,17 @@ def _sample(values: ArrayLike, name: str, min_n: int) -> np.ndarray:
     return sample
 
 
+class NoSpread(ValueError):
+    """Two samples neither of which varies, given to a measure that divides by their spread."""
+
+
 def _spread_samples(a: ArrayLike, b: ArrayLike, measure: str) -> tuple[np.ndarray, np.ndarray]:
     """``a`` and ``b`` as samples of at least two values, at least one of which varies: ``measure`` divides by
     their spread, and two constant samples (every trial alike, as at zero delay) have none."""
     sample_a, sample_b = _sample(a, "a", min_n=2), _sample(b, "b", min_n=2)
     if np.ptp(sample_a) == 0 and np.ptp(sample_b) == 0:
         verdict = "the same value" if sample_a[0] == sample_b[0] else "different values"
-        raise ValueError(
+        raise NoSpread(
             f"{measure} is undefined: every value of a is {sample_a[0]:g} and every value of b is {sample_b[0]:g}, "
             f"so neither sample varies ({verdict}, nothing to weigh them against); compare the values directly, or "
             "leave this pair of samples out"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from coordkit.stats import (
     Interval,
     MeanSD,
+    NoSpread,
     chi_square,
     cohens_d,
     fisher_exact,
@@ -212,7 +213,7 @@ def test_two_sample_needs_two_values_each(test, a, b, name):
 def test_two_samples_that_do_not_vary_are_refused_with_what_they_hold(test, a, b, verdict):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # said in the error, not in a warning beside a nan
-        with pytest.raises(ValueError, match=f"every value of a is {a[0]} and every value of b is {b[0]}.*{verdict}"):
+        with pytest.raises(NoSpread, match=f"every value of a is {a[0]} and every value of b is {b[0]}.*{verdict}"):
             test(a, b)
 
 

@@ -72,9 +72,11 @@ class DecayEffect:
 def decay_effect(frame: pd.DataFrame) -> DecayEffect:
     """Table 3 from an ablation frame (:func:`ablation`)."""
     on, off = (frame.loc[frame["decay"] == flag, "final_pressure"] for flag in (True, False))
-    if on.nunique() == 1 and off.nunique() == 1:
-        return DecayEffect(stats.mean_sd(on), stats.mean_sd(off), None, None)
-    return DecayEffect(stats.mean_sd(on), stats.mean_sd(off), stats.welch_t(on, off), stats.cohens_d(off, on))
+    try:
+        welch, d = stats.welch_t(on, off), stats.cohens_d(off, on)
+    except stats.NoSpread:
+        welch, d = None, None
+    return DecayEffect(stats.mean_sd(on), stats.mean_sd(off), welch, d)
 
 
 # --- the paper beside the kit ------------------------------------------------------------------------------------
