@@ -1,6 +1,7 @@
 """Notebook 06's charts and panels at the ends of their controls: every slider position is a value the model accepts,
 and Figure 5 stays under Altair's 5,000-row limit (and light in a saved notebook) at any number of queries. The
-adoption floor that §6's cost explanation measures. And the state view of a network as it stands."""
+adoption floor that §6's cost explanation measures. The state view of a network as it stands, and the player that
+draws it, which starts at a network a class can watch to its end."""
 
 import dataclasses
 
@@ -8,10 +9,22 @@ import pandas as pd
 import pytest
 
 from coordkit.agora import charts
-from coordkit.agora.charts import FOUND, LOST, NATURAL_LANGUAGE, NEGOTIATED, ROUTINE, SERVER_X, SO_FAR, network_now
+from coordkit.agora.charts import (
+    FOUND,
+    LOST,
+    NAME_ROOM,
+    NATURAL_LANGUAGE,
+    NEGOTIATED,
+    ROUTINE,
+    SERVER_X,
+    SO_FAR,
+    Y_DOMAIN,
+    network_now,
+)
 from coordkit.agora.experiments import adoption_floor, floor_costs, play_both
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.agora.panels import (
+    PLAYER_START,
     network_controls,
     network_view,
     play_network,
@@ -138,8 +151,8 @@ def test_the_adoption_floor_is_each_pairs_first_queries_and_bounds_the_cost_rati
 
 
 def drawn(model: AgoraNetwork | WeatherDemo) -> dict:
-    """What the view shows of ``model`` now: its title and subtitle, its lines as (edge, how), the ringed agents and
-    where each agent stands."""
+    """What the view shows of ``model`` now: its title and subtitle, its lines as (edge, how), the ringed agents,
+    where each agent stands, the users' names beside their places and the view's height."""
     spec = spec_of(network_now(model))
     (rows,) = spec["datasets"].values()
     agents = [row for row in rows if row["part"] == "agent"]
@@ -148,6 +161,8 @@ def drawn(model: AgoraNetwork | WeatherDemo) -> dict:
         "subtitle": spec["title"]["subtitle"],
         "lines": {(row["edge"], row["how"]) for row in rows if row["part"] == "line"},
         "ringed": [row["agent"] for row in agents if row["ring"]],
+        "names": {row["label"]: (row["x"], row["y"]) for row in rows if row["part"] == "user_name"},
+        "height": spec["height"],
         "places": {row["agent"]: (row["x"], row["y"]) for row in agents},
     }
 
@@ -241,12 +256,62 @@ def test_the_players_have_the_explore_panels_controls_and_grey_out_what_only_ago
         (weather_player_panel(), weather_controls(), ["check_after", "negotiate_after", "standard_protocols"]),
     ):
         try:
-            for control in panel_controls:  # the same, but for when they are greyed out
+            for control in panel_controls:  # the same, but for when they are greyed out and where they start
                 if control.name != "seed":
-                    assert dataclasses.replace(player.params[control.name], active_when=None) == control
+                    shown = dataclasses.replace(player.params[control.name], active_when=None, default=control.default)
+                    assert shown == control
             player.step()
             assert player.model.steps == 1 and player.last_error is None
             player.controls["protocol"].value = 1  # natural language only
             assert all(player.controls[name].disabled for name in agora_only)
         finally:
             player.model.close()
+
+
+def test_the_player_starts_at_a_network_a_class_watches_to_its_end_in_a_minute_in_which_protocols_spread():
+    """The player's defaults play to their end in at most a minute's frames at its speed, and in that run users
+    reach both of D.1's thresholds, protocols are negotiated (servers with servers too), some pairs adopt one they
+    did not negotiate (found in a listing or a database), and routines answer queries. Its sliders still reach the
+    paper's 85 users and 1,000 queries."""
+    player = player_panel()
+    model = player.model
+    assert {name: getattr(model, name) for name in PLAYER_START} == PLAYER_START
+    assert len(model.plan) <= 60 * player.speed.value  # steps, at the frames a second it starts at
+    assert player.params["users"].high >= 85 and player.params["queries"].high >= 1000
+    assert player.run_to_end() is model and not model.running and model.steps == len(model.plan)
+    assert player.last_error is None
+    frame = model.frame()
+    assert frame["checked"].sum() > 0 and frame["negotiated"].sum() > 0
+    assert (frame["mode"] == "protocol").mean() > 0.5 and frame["routine_calls"].sum() > 0
+    in_use = {edge for edge, how in drawn(model)["lines"] if how == SO_FAR}
+    assert len(in_use) > frame["negotiated"].sum()  # some pairs found theirs
+    assert any(not edge.startswith("user") for edge in in_use)  # a server asks a server in a protocol
+
+
+@pytest.mark.parametrize("users", [1, 10, 28])
+def test_the_view_names_every_user_when_the_names_fit(users):
+    """Each user's name stands at its dot, from the first frame, with at least ``NAME_ROOM`` px to the next."""
+    if users == 1:
+        model = WeatherDemo(queries=1, rng=0)
+    else:
+        model = AgoraNetwork(users=users, queries=users, rng=0)
+    with model:
+        shown = drawn(model)
+        assert shown["names"] == {name: place for name, place in shown["places"].items() if name in shown["names"]}
+        assert sorted(shown["names"]) == sorted(user.name for user in model.user_agents)
+        heights = sorted(y for _, y in shown["names"].values())
+        px = shown["height"] / (Y_DOMAIN[1] - Y_DOMAIN[0])
+        assert all((above - below) * px >= NAME_ROOM for below, above in zip(heights, heights[1:]))
+
+
+@pytest.mark.parametrize("users", [29, 85])
+def test_the_view_names_only_the_asker_when_every_name_would_not_fit(users):
+    """At the paper's 85 users the names would overlap: only the user who sent the latest query is named, beside
+    its ring (no one before the first query)."""
+    with AgoraNetwork(users=users, queries=users, rng=0) as network:
+        assert drawn(network)["names"] == {}
+        for _ in range(3):
+            network.step()
+            shown = drawn(network)
+            assert list(shown["names"].items()) == [(network.latest["user"], shown["places"][network.latest["user"]])]
+            assert shown["ringed"] == [network.latest["user"]]

@@ -227,12 +227,13 @@ EXCHANGES = alt.Scale(
 LINE_WIDTHS = {SO_FAR: 1.0, NATURAL_LANGUAGE: 4.0, ROUTINE: 4.0, FOUND: 4.0, NEGOTIATED: 4.0, LOST: 4.0}  # px
 NETWORK_WIDTH = 820
 USERS_X, SERVER_X = 0.0, (0.42, 0.68, 0.94)  # where the users stand, and each column of servers
-X_DOMAIN, Y_DOMAIN = [-0.07, 1.03], [-0.03, 1.09]  # room for the labels (over the dots) and the headings
-FEW_USERS = 10  # a run with this few users draws them as big as the servers, on a shorter view
+X_DOMAIN, Y_DOMAIN = [-0.11, 1.03], [-0.03, 1.09]  # room for the labels (left of the users, over the servers)
+FEW = 10  # a run with this few users draws them as big as the servers; with this few servers too, on a shorter view
 DOTS = {"user": "#777777", "server": viz.NEUTRAL}  # an agent's colour, by kind
 SERVER_DOT, ASKER_DOT = 150, 60  # px²: a server's dot, and what the user who sent the latest query's adds
 ASKER = viz.NEUTRAL  # the ring around that user
-TEXT_SIZES = {"label": 11, "heading": 13}  # px: a server's name, a column's heading
+TEXT_SIZES = {"label": 11, "heading": 13}  # px: an agent's name, a column's heading
+NAME_ROOM = 14  # px of height a user's name needs; with less, the names would touch, and only the asker's is shown
 
 
 @state_view(AgoraNetwork)
@@ -247,6 +248,7 @@ def network_now(model: AgoraModel) -> alt.LayerChart:
     rows = [
         *_dots(model, layout),
         *map(dict, layout.labels),
+        *_user_names(model, layout),
         *_lines(in_use, layout),
         *_lines(_latest_hops(model), layout),
     ]
@@ -263,9 +265,9 @@ def network_now(model: AgoraModel) -> alt.LayerChart:
 
 @cache
 def _network_marks() -> tuple[alt.Chart, ...]:
-    """The view's three marks, over the rows of one table told apart by their ``part``: lines (``how`` the pair
-    talked gives the colour, ``line_px`` the width), agents' dots (``dot``, ``fill``, ``ring``) and labels
-    (``text_px``). Made once: they are the same at every step of every run."""
+    """The view's four marks, over the rows of one table told apart by their ``part``: lines (``how`` the pair
+    talked gives the colour, ``line_px`` the width), agents' dots (``dot``, ``fill``, ``ring``), labels over them
+    (``text_px``) and users' names left of them. Made once: they are the same at every step of every run."""
     x = alt.X("x:Q", scale=alt.Scale(domain=X_DOMAIN, nice=False, zero=False), axis=None)
     y = alt.Y("y:Q", scale=alt.Scale(domain=Y_DOMAIN, nice=False, zero=False), axis=None)
     at = {"x": alt.X("x:Q"), "y": alt.Y("y:Q")}  # on the first mark's scales
@@ -293,19 +295,22 @@ def _network_marks() -> tuple[alt.Chart, ...]:
     )
     labels = part("label").mark_text(baseline="bottom", dy=-6)
     labels = labels.encode(text=alt.Text("label:N"), size=alt.Size("text_px:Q", scale=None), **at)
-    return lines, dots, labels
+    names = part("user_name").mark_text(align="right", baseline="middle", dx=-12, fontSize=TEXT_SIZES["label"])
+    names = names.encode(text=alt.Text("label:N"), **at)
+    return lines, dots, labels, names
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where the agents of a run stand (``place``: agent → x, y, and ``kind``: user or server), the ``labels``'
-    rows of the view's table (the servers' names, each column's heading), the area of a user's dot and the view's
-    height."""
+    rows of the view's table (the servers' names, each column's heading), the users' ``names``' rows (none when
+    they would not fit), the area of a user's dot and the view's height."""
 
     place: dict[str, tuple[float, float]]
     kind: dict[str, str]
     llm: dict[str, str]
     labels: tuple[dict, ...]
+    names: tuple[dict, ...]
     user_dot: int
     height: int
 
@@ -319,25 +324,45 @@ def _agents(model: AgoraModel) -> tuple[tuple[tuple[str, str], ...], tuple[tuple
 @lru_cache(maxsize=8)
 def network_layout(users: tuple[tuple[str, str], ...], servers: tuple[tuple[str, str], ...]) -> Layout:
     """Where each agent stands, from the run's agents (name, LLM) alone, so that it stays put through the run: the
-    users top to bottom in a column on the left, the servers right of them (:func:`server_places`); a heading over
-    each column (naming a lone user). A run with few users draws them as big as the servers, on a shorter view."""
+    users top to bottom in a column on the left, each named left of its dot when the names fit (:func:`names_fit`),
+    the servers right of them (:func:`server_places`); a heading over each column. A run with few users draws them
+    as big as the servers; with few servers too (the weather demo), on a shorter view."""
     place = {name: (USERS_X, _spread(rank, len(users))) for rank, (name, _) in enumerate(users)}
     place |= server_places(load_catalogue().graph().subgraph([name for name, _ in servers]))
     kind = {**{name: "user" for name, _ in users}, **{name: "server" for name, _ in servers}}
-    names = [(*place[name], name.replace("_", " "), TEXT_SIZES["label"]) for name, _ in servers]
-    lone = f": {users[0][0]}" if len(users) == 1 else ""
+    server_names = [(*place[name], name.replace("_", " "), TEXT_SIZES["label"]) for name, _ in servers]
     top = Y_DOMAIN[1] - 0.03
     headings = [
-        (USERS_X, top, _count(len(users), "user") + lone, TEXT_SIZES["heading"]),
+        (USERS_X, top, _count(len(users), "user"), TEXT_SIZES["heading"]),
         (SERVER_X[0], top, _count(len(servers), "server"), TEXT_SIZES["heading"]),
     ]
     labels = tuple(
-        {"part": "label", "x": x, "y": y, "label": text, "text_px": size} for x, y, text, size in names + headings
+        {"part": "label", "x": x, "y": y, "label": text, "text_px": size}
+        for x, y, text, size in server_names + headings
     )
-    few = len(users) <= FEW_USERS
-    return Layout(
-        place, kind, dict(users + servers), labels, user_dot=SERVER_DOT if few else 22, height=200 if few else 440
-    )
+    few = len(users) <= FEW
+    height = 200 if few and len(servers) <= FEW else 440
+    names = tuple(_user_name(name, place) for name, _ in users) if names_fit(len(users), height) else ()
+    return Layout(place, kind, dict(users + servers), labels, names, user_dot=SERVER_DOT if few else 22, height=height)
+
+
+def names_fit(users: int, height: int) -> bool:
+    """Whether ``users`` names, one a user down the view's ``height`` (px), leave each the room it needs."""
+    return height / (Y_DOMAIN[1] - Y_DOMAIN[0]) / users >= NAME_ROOM
+
+
+def _user_names(model: AgoraModel, layout: Layout) -> list[dict]:
+    """Every user's name, if they fit; else only the name of the user who sent the latest query (none before it)."""
+    if layout.names:
+        return list(map(dict, layout.names))
+    asker = model.latest["user"]
+    return [_user_name(asker, layout.place)] if asker else []
+
+
+def _user_name(user: str, place: dict[str, tuple[float, float]]) -> dict:
+    """A row of the view's table: ``user``'s name, left of its dot."""
+    x, y = place[user]
+    return {"part": "user_name", "x": x, "y": y, "label": user}
 
 
 def server_places(dependencies: nx.DiGraph) -> dict[str, tuple[float, float]]:

@@ -1,4 +1,4 @@
-"""Notebook 06's panels: the 100-agent network played query by query (§1) and the weather demo too (§5), both drawn
+"""Notebook 06's panels: a smaller network played query by query (§1) and the weather demo too (§5), both drawn
 as the network stands (:func:`~coordkit.agora.charts.network_now`); the weather demo's two arms live (§5.2), and the
 100-agent network's on demand (§5.3), side by side."""
 
@@ -26,16 +26,23 @@ NETWORK_CONTROLS = (
     "transport",
 )
 NETWORK_OPTIONS = {"users": {"high": 200}}
+# The player's network, to watch to its end: 10 users' Pareto budgets (D.2) give a few users tens of queries to one
+# server, so that D.1's thresholds are reached within the first queries and protocols are negotiated, found in the
+# databases and used; 200 queries (the declared small run) at 4 frames a second play in 50 seconds
+PLAYER_START = {"users": 10, "queries": 200}
+PLAYER_FPS = 4
 
 
 def player_panel(start: dict | None = None) -> ModelPlayer:
     """§5.3's network played query by query (Play, Step, Reset), drawn as it stands after each query: the protocols
     in use so far and how the latest query went. Agora or natural language only, and the network panel's controls;
-    the thresholds and the databases' sync are greyed out without Agora. They start at the declared defaults, or at
-    ``start``."""
+    the thresholds and the databases' sync are greyed out without Agora. They start at a network small enough to
+    watch to its end (``PLAYER_START``, at ``PLAYER_FPS`` frames a second), the other declared defaults, or at
+    ``start``; its sliders reach the paper's 85 users and 1,000 queries, and beyond."""
     agora = ("check_after", "negotiate_after", "server_negotiate_after", "sync_interval")
     options = _greyed_without_agora(NETWORK_OPTIONS, agora)
-    return model_player(AgoraNetwork, ["protocol", *NETWORK_CONTROLS], start=start, **options)
+    start = {**PLAYER_START, **(start or {})}
+    return model_player(AgoraNetwork, ["protocol", *NETWORK_CONTROLS], start=start, fps=PLAYER_FPS, **options)
 
 
 def weather_player_panel(start: dict | None = None) -> ModelPlayer:
