@@ -15,6 +15,13 @@ has paused (a second), sends each chart's SVG (``view.toSVG()``, what the reader
 :class:`~coordkit.live_chart.LiveChart`; once every chart of the latest run has come back, the snapshot is replaced in
 place (``update_display``), so that the notebook saved next holds it. Nothing is drawn in the kernel for this after
 the first snapshot: a panel stays as quick as its run.
+
+``update_display`` reaches only outputs that arrived in this page: JupyterLab maps a display id to its output as the
+display comes, and a display id is not saved. After a browser reload, or a notebook closed and reopened while its
+kernel runs, no output is found for it. So the panel's :class:`LiveMark` carries the snapshot too (``bundle``), and
+wherever the mark's model lives in a notebook's page (its widgets re-made from the kernel after a reload), the page
+writes it into the notebook's model, over the output whose HTML is this panel's: the same bundle, so that the
+write changes nothing where ``update_display`` got there first.
 """
 
 import base64
@@ -33,10 +40,12 @@ STATIC_CLASS = "coordkit-static-view"  # and "coordkit-static-<key>": classes ar
 
 class LiveMark(anywidget.AnyWidget):
     """An invisible part of a live panel: wherever the panel's widgets are drawn (a kernel's page, or a notebook
-    reopened with its widget state), it hides the panel's snapshot, which the widgets already show."""
+    reopened with its widget state), it hides the panel's snapshot, which the widgets already show; and its page
+    writes the latest snapshot, ``bundle``, into the notebook it is in (see the module's docstring)."""
 
     _esm = Path(__file__).with_name("live_mark.js")
     key = traitlets.Unicode("").tag(sync=True)
+    bundle = traitlets.Dict().tag(sync=True)
 
 
 class PanelSnapshot:
@@ -44,10 +53,12 @@ class PanelSnapshot:
 
     ``show`` displays it once, under the panel; ``set`` gives the caption and the parts of a new run (None for a
     chart whose picture the page is still to send), ``fill`` a part that arrived. The snapshot shown is replaced when
-    no part of the latest run is missing, and only then: it never mixes two runs."""
+    no part of the latest run is missing, and only then: it never mixes two runs. Its ``mark``, if it has one, is
+    given each snapshot shown."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, mark: LiveMark | None = None) -> None:
         self.key = key
+        self.mark = mark
         self.display_id = f"coordkit-static-{key}"
         self.values: dict[str, str] = {}
         self.parts: list[str | None] = []
@@ -88,12 +99,20 @@ class PanelSnapshot:
 
     def show(self) -> None:
         """Display the snapshot, as an output that later runs replace."""
-        display(self.bundle(), raw=True, display_id=self.display_id)
+        bundle = self.bundle()
+        display(bundle, raw=True, display_id=self.display_id)
         self.shown = True
+        self._mark(bundle)
 
     def _publish(self) -> None:
         if self.shown and self.complete:
-            update_display(self.bundle(), raw=True, display_id=self.display_id)
+            bundle = self.bundle()
+            update_display(bundle, raw=True, display_id=self.display_id)
+            self._mark(bundle)  # after the update: a page that had it finds the same bundle and writes nothing
+
+    def _mark(self, bundle: dict[str, str]) -> None:
+        if self.mark is not None:
+            self.mark.bundle = bundle
 
 
 def _as_image(part: str) -> str:

@@ -455,6 +455,31 @@ def test_a_shown_panel_replaces_its_snapshot_when_the_page_has_drawn_the_new_set
     assert settings_in(latest) == {"noise": "0.25", "kind": "Tit for tat"} and charts_in(latest) == ["<svg>drawn</svg>"]
 
 
+def test_a_panels_mark_carries_each_snapshot_shown_for_its_page_to_write(monkeypatch):
+    """After a reload no output answers to the display id; the page of the panel's mark writes the mark's bundle
+    into the notebook instead (coordkit/live_mark.js), over the output whose HTML has the mark's key as its last
+    class. The mark holds every bundle displayed, each given to it after the update_display of it."""
+    updates = []
+    monkeypatch.setattr(snapshot, "display", lambda bundle, **how: None)
+    slider = SliderControl("noise", 0.0, 1.0, 0.05, default=0.1)
+    panel = ExperimentPanel(line_of_noise, [slider, DropdownControl("kind", ["tft"])], line_chart, debounce=0)
+    mark = panel.chart_area.mark
+    monkeypatch.setattr(snapshot, "update_display", lambda bundle, **how: updates.append((bundle, dict(mark.bundle))))
+    assert mark.bundle == {}  # nothing shown yet
+    panel.snapshot.show()
+    assert mark.bundle == panel.snapshot.bundle() and settings_in(mark.bundle["text/html"])["noise"] == "0.10"
+    assert f'coordkit-static-{mark.key}">' in mark.bundle["text/html"]  # what the page looks for
+    (chart,) = panel.output.children
+    panel.controls["noise"].value = 0.25
+    assert settings_in(mark.bundle["text/html"])["noise"] == "0.10"  # until the page has drawn the new chart
+    page_sends(chart, "<svg>drawn</svg>")
+    ((updated, marked_then),) = updates
+    assert mark.bundle == updated and settings_in(updated["text/html"])["noise"] == "0.25"
+    assert charts_in(mark.bundle["text/html"]) == ["<svg>drawn</svg>"]
+    assert settings_in(marked_then["text/html"])["noise"] == "0.10"  # the mark after the update: a page that had
+    # the update finds the same snapshot and writes nothing
+
+
 def line_of_noise(noise: float, kind: str) -> pd.DataFrame:
     return pd.DataFrame({"x": [0, 1], "y": [0, noise]})
 

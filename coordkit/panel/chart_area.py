@@ -31,8 +31,8 @@ class ChartArea:
         self.chart = chart
         self.box = widgets.VBox()
         self.box.add_class("coordkit-panel-chart")
-        self.snapshot = PanelSnapshot(self.box.model_id)
-        self.mark = LiveMark(key=self.snapshot.key)
+        self.mark = LiveMark(key=self.box.model_id)
+        self.snapshot = PanelSnapshot(self.box.model_id, self.mark)
 
     def show(self, result: Any, settings: dict[str, str]) -> None:
         """Show what ``chart(result)`` gives, and make it the snapshot at ``settings`` (the controls' text). Raises

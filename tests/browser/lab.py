@@ -12,7 +12,7 @@ writes into the repository's ``notebooks/`` folder: the server works on a tempor
 The machinery lives in the modules beside this one, re-exported here:
 
 - ``lab_server``: the JupyterLab server, Chromium and new pages, the repository's notebooks, ``skip_reason``;
-- ``lab_notebook``: opening a notebook, Run All Cells, saving, and the cells' outputs;
+- ``lab_notebook``: opening a notebook, Run All Cells, saving, reloading, and the cells' outputs;
 - ``lab_checks``: what must not be seen: tracebacks, undisplayable widgets, outputs too wide, dollars drawn as math;
 - ``lab_charts``: the charts in the outputs, whether they are drawn, whether their text shows whole, and what they hide
   (a line squashed by another's scale, a colour shared with a legend it is not in);
@@ -35,7 +35,15 @@ from lab_checks import (
     too_wide,
     widget_errors,
 )
-from lab_notebook import cell_outputs, notebook_json, open_notebook, pending_prompts, run_all, save_notebook
+from lab_notebook import (
+    cell_outputs,
+    notebook_json,
+    open_notebook,
+    pending_prompts,
+    reload_notebook,
+    run_all,
+    save_notebook,
+)
 from lab_panels import (
     STATUS_DONE,
     STATUS_ERROR,
@@ -82,6 +90,7 @@ __all__ = [
     "skip_reason",
     # lab_notebook
     "open_notebook",
+    "reload_notebook",
     "run_all",
     "pending_prompts",
     "save_notebook",

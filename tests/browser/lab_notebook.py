@@ -1,5 +1,5 @@
-"""Driving a notebook in the page: open it, Run All Cells, save it, and read its kernel's status and its cells'
-outputs.
+"""Driving a notebook in the page: open it, Run All Cells, save it, reload it, and read its kernel's status and its
+cells' outputs.
 
 It goes through the JavaScript handle on the application (``window.jupyterapp``, exposed by the server option
 ``expose_app_in_browser``): JupyterLab's own commands, the same as the menus', and the notebook model.
@@ -19,6 +19,25 @@ JS_NOTEBOOK = (
 def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 300.0) -> None:
     """Open notebook ``name`` of the server's copy in ``page`` and wait until its kernel is idle."""
     page.goto(lab.url(name))
+    _wait_until_open(page, name, timeout)
+
+
+def reload_notebook(page, lab: JupyterLab, name: str, timeout: float = 300.0) -> None:
+    """Save the open notebook, reload the page with its kernel still running, as a reader does, and wait until the
+    notebook is open again and its kernel idle: its outputs are the saved ones, its widgets made again from the
+    kernel's."""
+    save_notebook(page, lab, name)
+    page.on("dialog", _leave)  # (a "leave the page?" for a change made since the save)
+    page.reload()
+    page.remove_listener("dialog", _leave)
+    _wait_until_open(page, name, timeout)
+
+
+def _leave(dialog) -> None:
+    dialog.accept()
+
+
+def _wait_until_open(page, name: str, timeout: float) -> None:
     page.wait_for_function(
         f"""() => {{
             if (!window.jupyterapp) return false;

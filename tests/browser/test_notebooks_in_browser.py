@@ -11,7 +11,9 @@ English ("seasons", not "seasons (seasons)") and no code cell shows nbval's mark
 changed once (a dropdown or a checkbox is then put back), and the panel must run again without an error each time (its
 chart changes, or, when the result is legitimately the same, its status line goes through "running…" to "done in …"
 again), and still fit the column with its chart text whole. Controls that ran again with the same chart are listed in
-the session's summary ("notes"): not failures, but worth a look. Last, the notebook is saved, with its widget state (as
+the session's summary ("notes"): not failures, but worth a look. Notebook 00 is saved and its page reloaded, its kernel
+running on, before its controls move, as a reader reloads a page: its panels, made again from the kernel, must work
+as before, and what follows must hold as without a reload. Last, the notebook is saved, with its widget state (as
 ``make lab`` saves it) and without, and each is read as readers without a kernel read it: reopened in JupyterLab with no
 kernel, exported with ``jupyter nbconvert --to html`` and opened offline, and that page with no JavaScript (as GitHub
 shows a notebook). Each panel must show there the settings its controls held when saved and the charts (their texts) it
@@ -45,6 +47,7 @@ import test_glossary
 import test_prose_numbers
 
 NOTEBOOKS = lab.notebook_names()
+RELOADED = "00_start_here.ipynb"  # reloaded before its controls move (issue 48): the smallest with panels
 
 
 def _has_charts(name: str) -> bool:
@@ -122,6 +125,17 @@ def test_notebook_runs_and_its_panels_respond(
         assert not hidden, f"{name}: charts that hide what they show:\n" + "\n".join(hidden)
         markers = page.locator(".jp-Notebook .jp-InputArea-editor", has_text="NBVAL").count()
         assert not markers, f"{name}: {markers} code cells show nbval's markers (tag the cells instead)"
+
+    if name == RELOADED:
+        with lab.screenshot_on_failure(page, stem, "reloaded"):
+            lab.reload_notebook(page, jupyter_lab, name)
+            lab.wait_for_panels(page, expected_panels)
+            lab.wait_for_charts_loaded(page)
+            lab.wait_for_live_charts(page)
+            reloaded = lab.panels(page).count()
+            assert reloaded == found_panels, f"{name}: {reloaded} panels after the reload, {found_panels} before"
+        if os.environ.get("COORDKIT_BROWSER_SCREENSHOTS"):
+            lab.screenshot(page, stem, "reloaded")
 
     failures, notes = [], []
     cells_of_panels = {chart.panel: chart.cell for chart in drawn if chart.panel >= 0}
