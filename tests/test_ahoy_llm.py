@@ -292,7 +292,7 @@ def near_miss_params(option: int):
 NEAR_MISSES = st.integers(-1, 4).flatmap(lambda i: near_miss_params(i % 4).map(lambda p: {"choice": i, "params": p}))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     text=st.text()
     | (REPLIES | NEAR_MISSES).map(json.dumps)

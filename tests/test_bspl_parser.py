@@ -306,7 +306,7 @@ def check_only_parse_errors(text: str) -> None:
         assert protocol.keys and all(protocol.keys_of(m) for m in protocol.messages)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text())
 def test_any_text_gives_a_protocol_or_a_parse_error(text):
     check_only_parse_errors(text)
@@ -345,13 +345,13 @@ BSPL_PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(BSPL_PIECES, max_size=40).map(" ".join))
 def test_bspl_like_soup_gives_a_protocol_or_a_parse_error(text):
     check_only_parse_errors(text)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(name=st.sampled_from(NAMES), data=st.data())
 def test_mutations_of_a_protocol_give_a_protocol_or_a_parse_error(name, data):
     text = (PROTOCOLS / f"{name}.bspl").read_text()

@@ -87,7 +87,7 @@ def test_a_conflicting_reception_is_an_integrity_violation():
         seller.receive(Instance.of(PURCHASE, "accept", ID="1", item="cup", price=4, address="x", resp="y"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 20), st.integers(0, 3), st.booleans()), max_size=40))
 def test_random_choices_and_bindings_never_get_a_violating_message_through(moves):
     """Agents try random enabled forms and random arbitrary instances; whatever gets sent and received keeps every

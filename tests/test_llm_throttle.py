@@ -274,7 +274,7 @@ def test_a_wake_meant_for_a_cancelled_waiter_passes_to_the_next():
     asyncio.run(schedule())
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1),
     callers=st.integers(1, 250),
