@@ -208,9 +208,16 @@ def draw(spec: dict, rng: np.random.Generator, context: dict):
 
 
 def keyed_rng(seed: int, *key) -> np.random.Generator:
-    """A generator that depends only on ``seed`` and ``key`` (JSON, hashed with SHA-256: stable across runs)."""
+    """A generator that depends only on ``seed`` and ``key`` (JSON, hashed with SHA-256: stable across runs).
+
+    Its entropy is ``seed`` and the digest's eight 32-bit words. Given as a ``uint32`` array, which
+    ``SeedSequence`` reads as it is, rather than as a list it converts number by number (several times slower, and
+    a network draws thousands of these); the same words, so the same draws. A ``seed`` of more than 32 bits goes
+    as a list, which ``SeedSequence`` splits into words itself."""
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).digest()
-    return np.random.default_rng([seed, *np.frombuffer(digest, dtype=np.uint32).tolist()])
+    words = np.frombuffer(digest, dtype=np.uint32)
+    entropy = np.append(np.uint32(seed), words) if 0 <= seed < 2**32 else [seed, *words.tolist()]
+    return np.random.default_rng(entropy)
 
 
 @cache
