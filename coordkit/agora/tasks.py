@@ -23,7 +23,7 @@ import hashlib
 import json
 import string
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import networkx as nx
@@ -109,6 +109,11 @@ class Task:
     def contract(self) -> dict:
         """What a protocol for this task must carry: ``{"name", "description", "input", "output"}``."""
         return {"name": self.name, "description": self.description, "input": self.input, "output": self.output}
+
+    @cached_property
+    def contract_json(self) -> str:
+        """:meth:`contract` as JSON text, written once: a network's prompts show it thousands of times."""
+        return json.dumps(self.contract(), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
