@@ -22,6 +22,7 @@ import datetime
 import hashlib
 import json
 import string
+import sys
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -220,9 +221,9 @@ def keyed_rng(seed: int, *key) -> np.random.Generator:
     a network draws thousands of these); the same words, so the same draws. A ``seed`` of more than 32 bits goes
     as a list, which ``SeedSequence`` splits into words itself."""
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).digest()
-    words = np.frombuffer(digest, dtype=np.uint32)
-    entropy = np.append(np.uint32(seed), words) if 0 <= seed < 2**32 else [seed, *words.tolist()]
-    return np.random.default_rng(entropy)
+    if 0 <= seed < 2**32:
+        return np.random.default_rng(np.frombuffer(int(seed).to_bytes(4, sys.byteorder) + digest, dtype=np.uint32))
+    return np.random.default_rng([seed, *np.frombuffer(digest, dtype=np.uint32).tolist()])
 
 
 @cache
