@@ -10,7 +10,9 @@ Each measurement runs in a fresh interpreter (imports not counted), as the noteb
 
 ``--before DIR`` times the same calls on another checkout of the kit too (``git worktree add DIR COMMIT``, or
 ``git archive COMMIT | tar -x -C DIR``), interleaved with this one's, repeat by repeat, so that both meet the same
-load; the medians are printed side by side, with the load average before and after.
+load; the medians are printed side by side, with the load average before and after. Beside each wall time, the
+CPU seconds the kit's own process spent (the routines' sandbox processes not included): on a busy machine the wall
+time mostly measures the load (each routine call waits to be scheduled twice), the CPU time far less.
 """
 
 import argparse
@@ -33,20 +35,21 @@ CALLS = {
 TIMER = """
 import time
 {setup}
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 run()
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
-def seconds(tree: Path, name: str) -> float:
-    """One timing of ``name`` with the kit at ``tree``, in a fresh interpreter."""
+def seconds(tree: Path, name: str) -> tuple[float, float]:
+    """One timing of ``name`` with the kit at ``tree``, in a fresh interpreter: wall and CPU seconds."""
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     script = TIMER.format(setup=CALLS[name])
     done = subprocess.run(
         [sys.executable, "-c", script], env=environment, cwd=tree, capture_output=True, text=True, check=True
     )
-    return float(done.stdout.split()[-1])
+    wall, cpu = done.stdout.split()[-2:]
+    return float(wall), float(cpu)
 
 
 def load() -> str:
@@ -69,8 +72,9 @@ def main() -> None:
     print(f"load average (1, 5, 15 min) after:  {load()}")
     for name in args.only:
         row = "   ".join(
-            f"{label}: median {statistics.median(times[name, label]):6.2f} s "
-            f"({', '.join(f'{t:.2f}' for t in times[name, label])})"
+            f"{label}: median {statistics.median(wall for wall, _ in times[name, label]):6.2f} s "
+            f"({', '.join(f'{wall:.2f}' for wall, _ in times[name, label])}), "
+            f"CPU {statistics.median(cpu for _, cpu in times[name, label]):5.2f} s"
             for label in trees
         )
         print(f"{name:8} {row}")

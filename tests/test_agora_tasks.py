@@ -1,6 +1,7 @@
 """The demo's catalogue and screenplay (Agora paper, App. D.1–D.2): 15 servers with D.2's models, task data and
 answers that satisfy their schemas, validation errors that say where, the dependency graph, and the queries."""
 
+import hashlib
 import json
 from collections import Counter
 
@@ -13,6 +14,7 @@ from coordkit.agora.tasks import (
     CATALOGUE,
     CatalogueError,
     example_input,
+    keyed_rng,
     load_catalogue,
     validate,
 )
@@ -291,3 +293,15 @@ def test_bad_screenplay_parameters_get_clear_errors(catalogue, arguments, messag
     call = {"pairs": catalogue.pairs(), "users": 85, "queries": 1000, "rng": np.random.default_rng(0)} | arguments
     with pytest.raises(ParameterError, match=message):
         screenplay(**call)
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**31 - 1, 2**32 - 1, 2**32, 2**40 + 5])
+@pytest.mark.parametrize("key", [("input", 12), ("failure", 3, 4), ("taxi", "rides", {"city": "Paris"})])
+def test_keyed_rng_draws_as_its_seed_and_digest_words_given_as_a_list(seed, key):
+    """keyed_rng hands SeedSequence its entropy as uint32 words for speed: the draws are those of the plain list
+    ``[seed, *digest words]`` (what the saved notebooks' numbers were drawn with), for seeds past 32 bits too."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).digest()
+    listed = np.random.default_rng([seed, *np.frombuffer(digest, dtype=np.uint32).tolist()])
+    keyed = keyed_rng(seed, *key)
+    assert keyed.random(8).tolist() == listed.random(8).tolist()
+    assert keyed.integers(0, 1000, 8).tolist() == listed.integers(0, 1000, 8).tolist()

@@ -115,7 +115,7 @@ def marked(prompt: str, what: str) -> list[tuple[str, str]]:
 
 def _contract(task: Task) -> str:
     """The task's contract (name, description, input and output JSON Schemas) as the prompts show it."""
-    return _indented_contract(task.name, json.dumps(task.contract(), ensure_ascii=False))
+    return _indented_contract(task.name, task.contract_json)
 
 
 @lru_cache(maxsize=1024)

@@ -22,8 +22,9 @@ import datetime
 import hashlib
 import json
 import string
+import sys
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import networkx as nx
@@ -109,6 +110,11 @@ class Task:
     def contract(self) -> dict:
         """What a protocol for this task must carry: ``{"name", "description", "input", "output"}``."""
         return {"name": self.name, "description": self.description, "input": self.input, "output": self.output}
+
+    @cached_property
+    def contract_json(self) -> str:
+        """:meth:`contract` as JSON text, written once: a network's prompts show it thousands of times."""
+        return json.dumps(self.contract(), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -208,8 +214,15 @@ def draw(spec: dict, rng: np.random.Generator, context: dict):
 
 
 def keyed_rng(seed: int, *key) -> np.random.Generator:
-    """A generator that depends only on ``seed`` and ``key`` (JSON, hashed with SHA-256: stable across runs)."""
+    """A generator that depends only on ``seed`` and ``key`` (JSON, hashed with SHA-256: stable across runs).
+
+    Its entropy is ``seed`` and the digest's eight 32-bit words. Given as a ``uint32`` array, which
+    ``SeedSequence`` reads as it is, rather than as a list it converts number by number (several times slower, and
+    a network draws thousands of these); the same words, so the same draws. A ``seed`` of more than 32 bits goes
+    as a list, which ``SeedSequence`` splits into words itself."""
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).digest()
+    if 0 <= seed < 2**32:
+        return np.random.default_rng(np.frombuffer(int(seed).to_bytes(4, sys.byteorder) + digest, dtype=np.uint32))
     return np.random.default_rng([seed, *np.frombuffer(digest, dtype=np.uint32).tolist()])
 
 
