@@ -7,7 +7,7 @@ col_conflicts_i its filled cells whose value also appears elsewhere in the same 
 the sum over rows (eq. 3).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -17,18 +17,21 @@ DUPLICATE_WEIGHT = 10
 CONFLICT_WEIGHT = 10
 
 
-def row_terms(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
-    """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given.
-    Counted in plain Python: the puzzles are at most a dozen cells wide, where numpy's cost per call outweighs the
-    arithmetic."""
-    cells = grid.tolist()
+def row_terms(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
+    """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given."""
+    terms = list(_terms(grid, rows))
+    return np.array(terms, dtype=int).reshape(len(terms), 3)
+
+
+def _terms(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None) -> Iterator[tuple[int, int, int]]:
+    """:func:`row_terms`, counted in plain Python: the puzzles are at most a dozen cells wide, where numpy's cost
+    per call outweighs the arithmetic (a grid given as lists of ints is read as it is)."""
+    cells = grid.tolist() if isinstance(grid, np.ndarray) else grid
     columns = list(zip(*cells))
-    terms = []
     for row in cells if rows is None else [cells[i] for i in rows]:
         filled = [value for value in row if value != EMPTY]
         shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
-        terms.append((len(row) - len(filled), len(filled) - len(set(filled)), shared))
-    return np.array(terms, dtype=int).reshape(len(terms), 3)
+        yield len(row) - len(filled), len(filled) - len(set(filled)), shared
 
 
 def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -38,10 +41,14 @@ def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return in_row, in_column
 
 
-def row_pressures(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+def row_pressures(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
     """P_i for every row i (of ``rows`` only, in their order, when given)."""
-    terms = row_terms(grid, rows)
-    return terms[:, 0] + DUPLICATE_WEIGHT * terms[:, 1] + CONFLICT_WEIGHT * terms[:, 2]
+    return np.array(pressure_list(grid, rows), dtype=int)
+
+
+def pressure_list(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> list[int]:
+    """:func:`row_pressures` as plain ints, for the model's inner loop."""
+    return [empty + DUPLICATE_WEIGHT * dups + CONFLICT_WEIGHT * shared for empty, dups, shared in _terms(grid, rows)]
 
 
 def artifact_pressure(grid: np.ndarray) -> int:
