@@ -55,7 +55,7 @@ from coordkit.pressure.policies import (
     escalation_skills,
     target_cells,
 )
-from coordkit.pressure.pressure import pressure_list
+from coordkit.pressure.pressure import lines, row_pressure
 from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, Puzzle, make_puzzle, puzzle_for
 from coordkit.pressure.strategies import STRATEGIES, Roles
 from coordkit.renamed import warn_renamed
@@ -405,14 +405,14 @@ class PressureField(Model):
         the patch's column holds the value it replaces or the one it writes can change pressure (the patched row
         among them; another row only through that column's conflicts): those rows are measured."""
         row, column, value = patch.row, patch.column, patch.value
-        fork = self.cells.copy()  # the plain grid, with only the patched row copied and changed
-        fork[row] = [*fork[row][:column], value, *fork[row][column + 1 :]]
-        replaced = self.cells[row][column]
-        changing = [i for i, line in enumerate(self.cells) if line[column] in (replaced, value)]
-        after = pressure_list(fork, changing)
-        before = [self._plain_pressures[i] for i in changing]
-        patched = changing.index(row)
-        return sum(before) - sum(after), before[patched] - after[patched]
+        held = self.columns[column]
+        patched_row = [*self.cells[row][:column], value, *self.cells[row][column + 1 :]]
+        fork_columns = self.columns.copy()  # the fork's columns: only the patched one differs
+        fork_columns[column] = (*held[:row], value, *held[row + 1 :])
+        changing = [i for i, old in enumerate(held) if old in (held[row], value)]
+        after = {i: row_pressure(patched_row if i == row else self.cells[i], fork_columns) for i in changing}
+        before = self._plain_pressures
+        return sum(before[i] - after[i] for i in changing), before[row] - after[row]
 
     def passes_gate(self, patch: Patch) -> bool:
         """Whether the acceptance gate lets ``patch`` in: always when off, else if it lowers its row's pressure."""
@@ -465,10 +465,9 @@ class PressureField(Model):
         """Row ``row``'s cells, each position's available values and whether its value conflicts: worked out once
         per state of the grid (ticks without a patch see the same)."""
         if row not in self._contents:
-            grid = self.cells
-            cells = tuple(grid[row])
+            cells = tuple(self.cells[row])
             available, conflicting = [], []
-            for column, line in enumerate(zip(*grid)):
+            for column, line in enumerate(self.columns):
                 taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
                 available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
                 conflicting.append(cells[column] != EMPTY and cells[column] in taken)
@@ -476,22 +475,23 @@ class PressureField(Model):
         return self._contents[row]
 
     def _measure_grid(self) -> None:
-        """What the grid's state gives until a patch changes it: the grid as plain ints (``cells``), each row's
-        pressure P_i (``pressures``) and the artifact's, their sum (``pressure``, eq. 3), whether a patch can change
-        something in a row (``actionable``: an editable cell that is empty or in conflict), and each row's contents
-        as its actors see them (:meth:`_row_contents`, worked out when first asked)."""
-        self.cells = self.grid.tolist()  # plain ints: numpy's cost per call outweighs the work on so small a grid
-        self._plain_pressures = pressure_list(self.cells)
+        """What the grid's state gives until a patch changes it: the grid's rows and columns as plain ints
+        (``cells``, ``columns``), each row's pressure P_i (``pressures``) and the artifact's, their sum
+        (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``: an editable cell that
+        is empty or in conflict), and each row's contents as its actors see them (:meth:`_row_contents`, worked out
+        when first asked)."""
+        self.cells, self.columns = lines(self.grid)
+        self._plain_pressures = [row_pressure(line, self.columns) for line in self.cells]
         self.pressures = np.array(self._plain_pressures)
         self.pressure = sum(self._plain_pressures)
-        columns = list(zip(*self.cells))
         self.actionable = np.array(
             [
-                any(
+                pressure > 0  # a row without pressure has no hole and no conflict
+                and any(
                     editable and (value == EMPTY or line.count(value) > 1 or column.count(value) > 1)
-                    for value, editable, column in zip(line, editables, columns)
+                    for value, editable, column in zip(line, editables, self.columns)
                 )
-                for line, editables in zip(self.cells, self.editable_cells)
+                for line, editables, pressure in zip(self.cells, self.editable_cells, self._plain_pressures)
             ]
         )
         self._contents: dict[int, tuple] = {}

@@ -7,7 +7,7 @@ col_conflicts_i its filled cells whose value also appears elsewhere in the same 
 the sum over rows (eq. 3).
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,19 +19,28 @@ CONFLICT_WEIGHT = 10
 
 def row_terms(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
     """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given."""
-    terms = list(_terms(grid, rows))
+    cells, columns = lines(grid)
+    terms = [_terms(cells[i], columns) for i in (range(len(cells)) if rows is None else rows)]
     return np.array(terms, dtype=int).reshape(len(terms), 3)
 
 
-def _terms(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None) -> Iterator[tuple[int, int, int]]:
-    """:func:`row_terms`, counted in plain Python: the puzzles are at most a dozen cells wide, where numpy's cost
-    per call outweighs the arithmetic (a grid given as lists of ints is read as it is)."""
+def lines(grid: np.ndarray | list[list[int]]) -> tuple[list[list[int]], list[tuple[int, ...]]]:
+    """The grid's rows and columns as plain ints: the puzzles are at most a dozen cells wide, where numpy's cost per
+    call outweighs the arithmetic."""
     cells = grid.tolist() if isinstance(grid, np.ndarray) else grid
-    columns = list(zip(*cells))
-    for row in cells if rows is None else [cells[i] for i in rows]:
-        filled = [value for value in row if value != EMPTY]
-        shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
-        yield len(row) - len(filled), len(filled) - len(set(filled)), shared
+    return cells, list(zip(*cells))
+
+
+def _terms(row: Sequence[int], columns: Sequence[Sequence[int]]) -> tuple[int, int, int]:
+    filled = [value for value in row if value != EMPTY]
+    shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
+    return len(row) - len(filled), len(filled) - len(set(filled)), shared
+
+
+def row_pressure(row: Sequence[int], columns: Sequence[Sequence[int]]) -> int:
+    """P_i of one row, given its cells and the grid's columns."""
+    empty, dups, shared = _terms(row, columns)
+    return empty + DUPLICATE_WEIGHT * dups + CONFLICT_WEIGHT * shared
 
 
 def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,12 +52,8 @@ def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def row_pressures(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
     """P_i for every row i (of ``rows`` only, in their order, when given)."""
-    return np.array(pressure_list(grid, rows), dtype=int)
-
-
-def pressure_list(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> list[int]:
-    """:func:`row_pressures` as plain ints, for the model's inner loop."""
-    return [empty + DUPLICATE_WEIGHT * dups + CONFLICT_WEIGHT * shared for empty, dups, shared in _terms(grid, rows)]
+    cells, columns = lines(grid)
+    return np.array([row_pressure(cells[i], columns) for i in (range(len(cells)) if rows is None else rows)], dtype=int)
 
 
 def artifact_pressure(grid: np.ndarray) -> int:
