@@ -386,7 +386,7 @@ class PressureField(Model):
         """Validate every candidate on a fork; apply the best κ on distinct rows (through the gate, if on). Equal
         candidates (the same value for the same cell) are measured once: they would score alike."""
         scored, measured = [], {}
-        for order, patch in enumerate(p for p in proposals if self.grid[p.row, p.column] != p.value):
+        for order, patch in enumerate(p for p in proposals if self.cells[p.row][p.column] != p.value):
             cell = (patch.row, patch.column, patch.value)
             if cell not in measured:
                 measured[cell] = self.fork_drop(patch)
@@ -469,7 +469,7 @@ class PressureField(Model):
             available, conflicting = [], []
             for column, line in enumerate(self.columns):
                 taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
-                available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
+                available.append(tuple([v for v in range(1, self.n + 1) if v not in taken]))  # a list: faster
                 conflicting.append(cells[column] != EMPTY and cells[column] in taken)
             self._contents[row] = cells, tuple(available), tuple(conflicting)
         return self._contents[row]

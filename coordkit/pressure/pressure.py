@@ -33,7 +33,7 @@ def lines(grid: np.ndarray | list[list[int]]) -> tuple[list[list[int]], list[tup
 
 def _terms(row: Sequence[int], columns: Sequence[Sequence[int]]) -> tuple[int, int, int]:
     filled = [value for value in row if value != EMPTY]
-    shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
+    shared = len([value for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1])
     return len(row) - len(filled), len(filled) - len(set(filled)), shared
 
 
