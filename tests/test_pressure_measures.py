@@ -61,6 +61,7 @@ def test_what_the_model_keeps_of_the_grid_is_the_grid_as_it_stands_at_every_tick
         while True:
             grid = model.grid
             assert model.pressures.tolist() == row_pressures(grid).tolist()
+            assert model.cells == grid.tolist() and model.columns == list(zip(*grid.tolist()))
             assert model.pressure == row_pressures(grid).sum()
             fixable = ((grid == EMPTY) | conflicts(grid)) & model.editable
             assert model.actionable.tolist() == fixable.any(axis=1).tolist()

@@ -55,7 +55,7 @@ from coordkit.pressure.policies import (
     escalation_skills,
     target_cells,
 )
-from coordkit.pressure.pressure import conflicts, row_pressures
+from coordkit.pressure.pressure import lines, row_pressure
 from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, Puzzle, make_puzzle, puzzle_for
 from coordkit.pressure.strategies import STRATEGIES, Roles
 from coordkit.renamed import warn_renamed
@@ -363,7 +363,8 @@ class PressureField(Model):
         concurrent with LLM actors), and the best κ validated patches on distinct rows are chosen."""
         self.focus_rows = rows
         observations = [seen for seen in map(self.row_observation, rows) if target_cells(seen)]
-        assignments = [Assignment(seen, self.tier_skill) for seen in observations for _ in self.actors]
+        asked = [Assignment(seen, self.tier_skill) for seen in observations]
+        assignments = [assignment for assignment in asked for _ in self.actors]
         deciders = [actor for _ in observations for actor in self.actors]
         proposals = decision_round("propose", deciders, assignments, concurrent=self.llm is not None)
         return self._select([p for p in proposals if p is not None])
@@ -385,7 +386,7 @@ class PressureField(Model):
         """Validate every candidate on a fork; apply the best κ on distinct rows (through the gate, if on). Equal
         candidates (the same value for the same cell) are measured once: they would score alike."""
         scored, measured = [], {}
-        for order, patch in enumerate(p for p in proposals if self.grid[p.row, p.column] != p.value):
+        for order, patch in enumerate(p for p in proposals if self.cells[p.row][p.column] != p.value):
             cell = (patch.row, patch.column, patch.value)
             if cell not in measured:
                 measured[cell] = self.fork_drop(patch)
@@ -403,13 +404,15 @@ class PressureField(Model):
         """(total, row) pressure reduction of a patch, measured on a fork of the grid. Only the rows whose cell in
         the patch's column holds the value it replaces or the one it writes can change pressure (the patched row
         among them; another row only through that column's conflicts): those rows are measured."""
-        fork = self.grid.copy()
-        fork[patch.row, patch.column] = patch.value
-        column = self.grid[:, patch.column]
-        changing = np.flatnonzero((column == column[patch.row]) | (column == patch.value)).tolist()
-        after = row_pressures(fork, changing)
-        row_after = after[changing.index(patch.row)]
-        return int(self.pressures[changing].sum() - after.sum()), int(self.pressures[patch.row] - row_after)
+        row, column, value = patch.row, patch.column, patch.value
+        held = self.columns[column]
+        patched_row = [*self.cells[row][:column], value, *self.cells[row][column + 1 :]]
+        fork_columns = self.columns.copy()  # the fork's columns: only the patched one differs
+        fork_columns[column] = (*held[:row], value, *held[row + 1 :])
+        changing = [i for i, old in enumerate(held) if old in (held[row], value)]
+        after = {i: row_pressure(patched_row if i == row else self.cells[i], fork_columns) for i in changing}
+        before = self._plain_pressures
+        return sum(before[i] - after[i] for i in changing), before[row] - after[row]
 
     def passes_gate(self, patch: Patch) -> bool:
         """Whether the acceptance gate lets ``patch`` in: always when off, else if it lowers its row's pressure."""
@@ -462,24 +465,35 @@ class PressureField(Model):
         """Row ``row``'s cells, each position's available values and whether its value conflicts: worked out once
         per state of the grid (ticks without a patch see the same)."""
         if row not in self._contents:
-            grid = self.grid.tolist()  # plain ints: numpy's cost per element outweighs the work on so small a grid
-            cells = tuple(grid[row])
+            cells = tuple(self.cells[row])
             available, conflicting = [], []
-            for column, line in enumerate(zip(*grid)):
+            for column, line in enumerate(self.columns):
                 taken = {*cells[:column], *cells[column + 1 :], *line[:row], *line[row + 1 :]}  # in its row or column
-                available.append(tuple(v for v in range(1, self.n + 1) if v not in taken))
+                available.append(tuple([v for v in range(1, self.n + 1) if v not in taken]))  # a list: faster
                 conflicting.append(cells[column] != EMPTY and cells[column] in taken)
             self._contents[row] = cells, tuple(available), tuple(conflicting)
         return self._contents[row]
 
     def _measure_grid(self) -> None:
-        """What the grid's state gives until a patch changes it: each row's pressure P_i (``pressures``) and the
-        artifact's, their sum (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``:
-        an editable cell that is empty or in conflict), and each row's contents as its actors see them
-        (:meth:`_row_contents`, worked out when first asked)."""
-        self.pressures = row_pressures(self.grid)
-        self.pressure = int(self.pressures.sum())
-        self.actionable = (((self.grid == EMPTY) | conflicts(self.grid)) & self.editable).any(axis=1)
+        """What the grid's state gives until a patch changes it: the grid's rows and columns as plain ints
+        (``cells``, ``columns``), each row's pressure P_i (``pressures``) and the artifact's, their sum
+        (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``: an editable cell that
+        is empty or in conflict), and each row's contents as its actors see them (:meth:`_row_contents`, worked out
+        when first asked)."""
+        self.cells, self.columns = lines(self.grid)
+        self._plain_pressures = [row_pressure(line, self.columns) for line in self.cells]
+        self.pressures = np.array(self._plain_pressures)
+        self.pressure = sum(self._plain_pressures)
+        self.actionable = np.array(
+            [
+                pressure > 0  # a row without pressure has no hole and no conflict
+                and any(
+                    editable and (value == EMPTY or line.count(value) > 1 or column.count(value) > 1)
+                    for value, editable, column in zip(line, editables, self.columns)
+                )
+                for line, editables, pressure in zip(self.cells, self.editable_cells, self._plain_pressures)
+            ]
+        )
         self._contents: dict[int, tuple] = {}
 
     @property

@@ -17,18 +17,30 @@ DUPLICATE_WEIGHT = 10
 CONFLICT_WEIGHT = 10
 
 
-def row_terms(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
-    """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given.
-    Counted in plain Python: the puzzles are at most a dozen cells wide, where numpy's cost per call outweighs the
-    arithmetic."""
-    cells = grid.tolist()
-    columns = list(zip(*cells))
-    terms = []
-    for row in cells if rows is None else [cells[i] for i in rows]:
-        filled = [value for value in row if value != EMPTY]
-        shared = sum(1 for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1)
-        terms.append((len(row) - len(filled), len(filled) - len(set(filled)), shared))
+def row_terms(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
+    """Per row: (empty, row_dups, col_conflicts), shape (n, 3); of ``rows`` only, in their order, when given."""
+    cells, columns = lines(grid)
+    terms = [_terms(cells[i], columns) for i in (range(len(cells)) if rows is None else rows)]
     return np.array(terms, dtype=int).reshape(len(terms), 3)
+
+
+def lines(grid: np.ndarray | list[list[int]]) -> tuple[list[list[int]], list[tuple[int, ...]]]:
+    """The grid's rows and columns as plain ints: the puzzles are at most a dozen cells wide, where numpy's cost per
+    call outweighs the arithmetic."""
+    cells = grid.tolist() if isinstance(grid, np.ndarray) else grid
+    return cells, list(zip(*cells))
+
+
+def _terms(row: Sequence[int], columns: Sequence[Sequence[int]]) -> tuple[int, int, int]:
+    filled = [value for value in row if value != EMPTY]
+    shared = len([value for value, column in zip(row, columns) if value != EMPTY and column.count(value) > 1])
+    return len(row) - len(filled), len(filled) - len(set(filled)), shared
+
+
+def row_pressure(row: Sequence[int], columns: Sequence[Sequence[int]]) -> int:
+    """P_i of one row, given its cells and the grid's columns."""
+    empty, dups, shared = _terms(row, columns)
+    return empty + DUPLICATE_WEIGHT * dups + CONFLICT_WEIGHT * shared
 
 
 def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -38,10 +50,10 @@ def repeats(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return in_row, in_column
 
 
-def row_pressures(grid: np.ndarray, rows: Sequence[int] | None = None) -> np.ndarray:
+def row_pressures(grid: np.ndarray | list[list[int]], rows: Sequence[int] | None = None) -> np.ndarray:
     """P_i for every row i (of ``rows`` only, in their order, when given)."""
-    terms = row_terms(grid, rows)
-    return terms[:, 0] + DUPLICATE_WEIGHT * terms[:, 1] + CONFLICT_WEIGHT * terms[:, 2]
+    cells, columns = lines(grid)
+    return np.array([row_pressure(cells[i], columns) for i in (range(len(cells)) if rows is None else rows)], dtype=int)
 
 
 def artifact_pressure(grid: np.ndarray) -> int:

@@ -152,7 +152,7 @@ class ConversationStrategy(Strategy):
 
     def tick(self, model: "PressureField") -> list[Patch]:
         roles = model.roles
-        grid = model.grid.tolist()  # plain ints, for the roles' observations
+        grid = model.cells  # plain ints, for the roles' observations
         board = Board(tuple(map(tuple, grid)), tuple(model.pressures.tolist()))
         row = roles.coordinator.decide(board)
         model.focus_rows = [row]
