@@ -1,6 +1,7 @@
 """The front door: every model is importable from ``coordkit`` itself, lazily, and documented there and in help()."""
 
 import inspect
+import os
 import pydoc
 import subprocess
 import sys
@@ -22,6 +23,18 @@ def test_import_coordkit_loads_no_model_chart_or_llm_library():
     heavy = ("mesa", "altair", "vl_convert", "anthropic", "httpx", "pandas")
     probe = f"import sys, coordkit; print([name for name in {heavy} if name in sys.modules])"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+def test_the_llm_layer_imports_the_anthropic_sdk_only_when_a_client_is_made():
+    """A kernel that imports ``open_llm`` and plays rule-based agents does not pay the SDK's 3.5 s of CPU."""
+    probe = (
+        "import sys; from coordkit.llm.session import open_llm; before = 'anthropic' in sys.modules;"
+        " from coordkit.llm.anthropic_client import AnthropicClient; AnthropicClient();"
+        " print(before, 'anthropic' in sys.modules)"
+    )
+    with_a_key = os.environ | {"ANTHROPIC_API_KEY": "not-a-real-key"}  # (no call is made)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=with_a_key)
+    assert done.stdout.strip() == "False True", done.stderr
 
 
 def test_the_front_doors_names():

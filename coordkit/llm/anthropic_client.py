@@ -18,19 +18,23 @@ request keeps its temperature (recordings fingerprint it); it is sent, through `
 older than 4.7 that still accept it (:func:`accepts_temperature`).
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import os
 import re
 import weakref
-
-import anthropic
-import httpx2
+from functools import cache
+from typing import TYPE_CHECKING
 
 from coordkit.llm import aio
 from coordkit.llm.attempts import MAX_WAIT_S, Answer, AttemptFailed, CallPolicy, Exchange
 from coordkit.llm.base import LLMClient, LLMError, LLMReply, LLMRequest, token_count
 from coordkit.llm.throttle import Concurrency
+
+if TYPE_CHECKING:
+    import anthropic
 
 DEFAULT_MODEL = "claude-haiku-5-5"
 MODEL_VARIABLE = "COORDKIT_MODEL"
@@ -44,6 +48,15 @@ def accepts_temperature(model: str) -> bool:
         return False
     major, minor = (match[1], match[2]) if match[1] else (match[3], match[4])
     return (int(major), int(minor or 0)) < (4, 7)
+
+
+@cache
+def _sdk():
+    """The ``anthropic`` SDK, imported when the first client is made: 3.5 s of CPU that a kernel which imports the
+    kit's LLM layer (``open_llm``) but plays rule-based agents no longer pays."""
+    import anthropic
+
+    return anthropic
 
 
 def has_key() -> bool:
@@ -86,6 +99,7 @@ class AnthropicClient(LLMClient, Exchange):
             self, self.concurrency, timeout_s=timeout_s, max_retries=max_retries, max_wait_s=max_wait_s
         )
         self.default_model = model or os.environ.get(MODEL_VARIABLE) or DEFAULT_MODEL
+        _sdk()  # imported now, not inside a call's deadline
         self._options = {"base_url": base_url, "max_retries": 0, "timeout": timeout_s}
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] = (
             weakref.WeakKeyDictionary()
@@ -102,18 +116,18 @@ class AnthropicClient(LLMClient, Exchange):
 
     async def send(self, request: LLMRequest, retry: int) -> Answer:
         """One attempt through the SDK (which retries nothing itself), numbered as the SDK numbers its own."""
-        client = self._async_client()
+        client, sdk = self._async_client(), _sdk()
         try:
             arguments = self._arguments(request) | {"extra_headers": {"x-stainless-retry-count": str(retry)}}
             raw = await client.messages.with_raw_response.create(**arguments)
             response = raw.http_response
             return Answer(response.status_code, response.headers, await response.aread())
-        except anthropic.APIStatusError as error:
+        except sdk.APIStatusError as error:
             return Answer(error.status_code, error.response.headers, error.response.content)
-        except anthropic.APITimeoutError:
+        except sdk.APITimeoutError:
             problem = f"did not answer within {self.calls.timeout_s:g} s"
             raise AttemptFailed(problem, timed_out=True, cause="APITimeoutError") from None
-        except anthropic.APIConnectionError as error:
+        except sdk.APIConnectionError as error:
             cause = type(error.__cause__ or error).__name__
             problem = f"could not be reached ({cause}): check the network (or replay a recording)"
             raise AttemptFailed(problem, timed_out=False, cause=cause) from None
@@ -149,6 +163,9 @@ class AnthropicClient(LLMClient, Exchange):
         connections as calls may be in flight, closed when this client is dropped or the program ends."""
         loop = asyncio.get_running_loop()
         if loop not in self._async:
+            import httpx2
+
+            anthropic = _sdk()
             pool = httpx2.Limits(max_connections=self.concurrency.ceiling, max_keepalive_connections=None)
             http = anthropic.DefaultAioHttpClient(limits=pool)
             self._async[loop] = anthropic.AsyncAnthropic(**self._options, http_client=http)
