@@ -4,9 +4,10 @@
 
 For each model, one run of the kit's model and one of its minimal counterpart in ``benchmarks/minimal_mesa/``,
 alternated ``repeats`` times (so that a shared machine's drift hits both alike); prints each median and their
-ratio. The Beer Game and the delay trial are timed against minimal models of the same rules; Fishbanks and movie
-scheduling against Mesa's floor for their agents x steps x reporters (``minimal_mesa.floor``). Also the Beer
-Game's ``summary()`` alone, and a run with its summary.
+ratio. The Beer Game, Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed
+against minimal models of the same rules; the kit's REP textual runs against the same minimal models, and
+Fishbanks and movie scheduling also against Mesa's floor for their agents x steps x reporters
+(``minimal_mesa.floor``). Also the Beer Game's ``summary()`` alone, and a run with its summary.
 """
 
 import argparse
@@ -14,7 +15,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from minimal_mesa import beer_game, delay, floor
+from minimal_mesa import beer_game, delay, fishbanks, floor, movies
 
 from coordkit.delay import DelayedDilemma
 from coordkit.rep.beer_game.model import BeerGame
@@ -52,9 +53,16 @@ COMPARISONS = {
         beer_game.one_game,
     ),
     "Beer Game summary() alone vs the minimal run": (beer_game_summary, beer_game.one_game),
+    "Fishbanks, A2A companies (same rules)": (lambda k: Fishbanks(protocol="a2a", rng=k).run(), fishbanks.one_run),
+    "Fishbanks, REP textual (default) vs the same minimal": (lambda k: Fishbanks(rng=k).run(), fishbanks.one_run),
     "Fishbanks, default (12 x 8 seasons) vs floor": (
         lambda k: Fishbanks(rng=k).run(),
         lambda k: floor.one_run(agents=12, steps=8, model_reporters=6, agent_reporters=13, seed=k),
+    ),
+    "Movies, REP numerical (default, same rules)": (lambda k: MovieScheduling(rng=k).run(), movies.one_run),
+    "Movies, REP textual vs the same minimal": (
+        lambda k: MovieScheduling(protocol="rep_textual", rng=k).run(),
+        movies.one_run,
     ),
     "Movies, default (20 agents x 20 rounds) vs floor": (
         lambda k: MovieScheduling(rng=k).run(),

@@ -50,7 +50,6 @@ class Company(mesa.Agent):
     def observation(self, neighbour_messages: list[Message] = ()) -> FleetObservation:
         """What this company knows when it deploys, its neighbours' last messages included."""
         model = self.model
-        neighbours = [(model.name_of(m.sender), m.decision, _words(m)) for m in neighbour_messages]
         return FleetObservation(
             company=self.name,
             profile=self.profile,
@@ -66,8 +65,8 @@ class Company(mesa.Agent):
             profit_per_boat=self.profit_per_boat,
             density_estimate=self.density_estimate,
             industry_catch=model.total_catch if model.steps > 1 else None,
-            neighbour_boats=tuple((name, boats) for name, boats, _ in neighbours),
-            neighbour_notes=tuple(f'{name}: {boats} boats - "{words}"' for name, boats, words in neighbours),
+            neighbour_boats=tuple((model.name_of(m.sender), m.decision) for m in neighbour_messages),
+            neighbour_notes=model.notes(neighbour_messages),
         )
 
     def deploy(self, boats: int, message: str) -> None:
@@ -75,8 +74,10 @@ class Company(mesa.Agent):
         self.message = message
 
 
-def _words(message: Message) -> str:
-    return message.sensitivity.text if message.sensitivity is not None else message.reasoning
+def note(name: str, message: Message) -> str:
+    """A neighbour's message as a company reads it: 'Name: 4 boats - "its reasoning or sensitivity"'."""
+    words = message.sensitivity.text if message.sensitivity is not None else message.reasoning
+    return f'{name}: {message.decision} boats - "{words}"'
 
 
 class A2ACompany:
@@ -137,7 +138,7 @@ class REPCompany:
         self._promises = {
             m.sender: (int(m.sensitivity.values["hold"]), int(m.sensitivity.values["others_at_most"]))
             for m in neighbour_messages
-            if m.sensitivity is not None and {"hold", "others_at_most"} <= set(m.sensitivity.values)
+            if m.sensitivity is not None and "hold" in m.sensitivity.values and "others_at_most" in m.sensitivity.values
         }
         conditions = tuple((name_of(sender), *promise) for sender, promise in self._promises.items())
         return REPSituation(self.company.observation(neighbour_messages), theta, kept, conditions)

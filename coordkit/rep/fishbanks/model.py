@@ -21,7 +21,7 @@ from coordkit.parameters import Choice, Integer, ParameterError, Parameters, Pol
 from coordkit.policies import Policy, llm_parameters
 from coordkit.policy_registry import fresh_policy, per_agent
 from coordkit.rep.fishbanks import metrics
-from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany
+from coordkit.rep.fishbanks.agents import A2ACompany, Company, REPCompany, note
 from coordkit.rep.fishbanks.ecology import Fishery
 from coordkit.rep.fishbanks.llm_policies import a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.fishbanks.policies import (
@@ -35,7 +35,7 @@ from coordkit.rep.fishbanks.policies import (
     RuleSynthesis,
     StudentFleet,
 )
-from coordkit.rep.protocol import NeighbourMulticast, consensus_parameter
+from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
 from coordkit.rep.records import agent_table
 
@@ -244,6 +244,7 @@ class Fishbanks(Model):
 
         self.industry = [self._company(i) for i in range(self.companies)]
         self._names = {company.unique_id: company.name for company in self.industry}
+        self._notes_season, self._notes = -1, {}
         self._observe(self.fishery.catch_per_boat_at(self.fishery.density(self.stock)))
         everyone = [company.unique_id for company in self.industry]
         students = per_agent("policy", self.policy, [company.name for company in self.industry])
@@ -304,6 +305,16 @@ class Fishbanks(Model):
 
     def name_of(self, unique_id: int) -> str:
         return self._names[unique_id]
+
+    def notes(self, messages: list[Message]) -> tuple[str, ...]:
+        """The messages as a company reads them (:func:`~.agents.note`), each written out once a season however
+        many companies read it."""
+        if self._notes_season != self.steps:
+            self._notes_season, self._notes = self.steps, {}
+        for message in messages:
+            if message.sender not in self._notes:
+                self._notes[message.sender] = note(self.name_of(message.sender), message)
+        return tuple(self._notes[message.sender] for message in messages)
 
     def step(self) -> None:
         self._protocol_round()

@@ -33,6 +33,7 @@ from coordkit.rep.movies.policies import PRICE, TIME
 from coordkit.streams import Streams, root_sequence
 
 PROTOCOLS = ("a2a", "rep_numerical")
+COLUMNS = ("round", "price", "time", "consensus", "participants", "converged", "spread")  # the model's frame()
 MAX_POPULATION = 10_000
 _REDECLARED = {
     "protocol": Choice(
@@ -89,7 +90,7 @@ def simulate(seed: int, **params) -> pd.DataFrame:
         rows[-1]["converged"] = converged
         if round_number and p["stop_at_convergence"] and converged:
             break
-    return pd.DataFrame(rows)[["round", "price", "time", "consensus", "participants", "converged", "spread"]]
+    return pd.DataFrame({column: [row[column] for row in rows] for column in COLUMNS})
 
 
 def _streams(seed) -> Streams:
@@ -101,10 +102,11 @@ def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adop
     """Stage 1 of REP numerical for everyone: θ_i ← θ_i − η·(θ_i − the mean proposal of i and its neighbours)."""
     n = p["population"]
     upper = networks.upper_triangle(n, edges)
+    lower = upper.T  # transposed once, not every round
     size = (networks.degrees(n, edges) + 1)[:, None]  # the neighbourhood, the agent included
 
     def neighbourhood_mean(x: np.ndarray) -> np.ndarray:
-        return (upper @ x + upper.T @ x + x) / size
+        return (upper @ x + lower @ x + x) / size
 
     bounds = np.array([THETA_BOUNDS[PRICE], THETA_BOUNDS[TIME]])  # rows: price, time; columns: low, high
 

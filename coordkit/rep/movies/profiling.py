@@ -16,19 +16,17 @@ reads them as:
 set latency. Wall-clock numbers vary from run to run: they never enter a figure's data.
 """
 
+import functools
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 
 import pandas as pd
 
-from coordkit.llm import LLMRequest
-from coordkit.llm.fake_server import FakeLLMServer, FakeRequest
 from coordkit.papers import numbers
-from coordkit.rep.movies import stand_in
+from coordkit.rep.movies import stand_in_server
 from coordkit.rep.movies.model import MovieScheduling, RoundTiming
 
 SHARES = ("inference", "waiting", "communication")
@@ -79,18 +77,20 @@ def round_profile(
     first also opens the connections).
 
     The server runs in a process of its own, as a provider's would: in this one, its threads would compete with
-    the agents for the interpreter. A dummy key is set for the duration if none is (only the fake server sees it).
+    the agents for the interpreter. This one imports the SDK while the server's starts. A dummy key is set for the
+    duration if none is (only the fake server sees it).
     """
-    from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient  # here: the server's process needs no SDK
+    with _server_process(latency_s) as server_url:
+        from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient  # here: the server needs no SDK
 
-    with _a_key(KEY_VARIABLE), _server_process(latency_s) as url:
-        client = AnthropicClient(base_url=url, timeout_s=10.0)
-        model = MovieScheduling(
-            protocol=protocol, population=agents, rounds=2, llm=client, max_concurrency=max_concurrency, rng=seed
-        )
-        model.step()
-        calls_before = model.llm_calls
-        model.step()
+        with _a_key(KEY_VARIABLE):
+            client = AnthropicClient(base_url=server_url(), timeout_s=10.0)
+            model = MovieScheduling(
+                protocol=protocol, population=agents, rounds=2, llm=client, max_concurrency=max_concurrency, rng=seed
+            )
+            model.step()
+            calls_before = model.llm_calls
+            model.step()
     first, timing = model.round_timings
     return RoundProfile(
         agents=agents,
@@ -104,34 +104,28 @@ def round_profile(
     )
 
 
-def _stand_in(request: FakeRequest) -> str:
-    return stand_in.reply(LLMRequest(request.system, request.messages))
-
-
-def _serve(latency_s: float, connection: Connection) -> None:
-    """Run a fake server answering with the stand-in until told to stop (in a process of its own)."""
-    with FakeLLMServer(_stand_in, latency_s=latency_s) as server:
-        connection.send(server.url)
-        connection.recv()
-
-
 @contextmanager
-def _server_process(latency_s: float) -> Iterator[str]:
-    """The URL of a fake server running in a fresh process, stopped on exit."""
+def _server_process(latency_s: float) -> Iterator[Callable[[], str]]:
+    """A fake server starting in a fresh process, stopped on exit: the function given waits for its URL."""
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
-    process = context.Process(target=_serve, args=(latency_s, theirs), daemon=True)
+    process = context.Process(target=stand_in_server.serve, args=(latency_s, theirs), daemon=True)
     process.start()
     theirs.close()  # so that a server process that dies is seen as the end of the pipe
+
+    def url() -> str:
+        try:
+            if not ours.poll(STARTUP_S):
+                raise RuntimeError(f"the fake server process did not start within {STARTUP_S:g} s")
+            return ours.recv()
+        except EOFError:
+            raise RuntimeError(
+                "the fake server process stopped before serving (a script read from stdin cannot start processes: "
+                "run from a file or a notebook)"
+            ) from None
+
     try:
-        if not ours.poll(STARTUP_S):
-            raise RuntimeError(f"the fake server process did not start within {STARTUP_S:g} s")
-        yield ours.recv()
-    except EOFError:
-        raise RuntimeError(
-            "the fake server process stopped before serving (a script read from stdin cannot start processes: "
-            "run from a file or a notebook)"
-        ) from None
+        yield functools.cache(url)
     finally:
         if process.is_alive():
             ours.send("stop")

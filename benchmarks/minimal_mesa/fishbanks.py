@@ -1,0 +1,112 @@
+"""Fishbanks with §6's competitive (A2A) companies, in plain Mesa: twelve companies on one fishing ground for eight
+seasons, Meadows' regeneration and catch-effect tables, each company reading the stock from its catch with noise,
+deploying half way towards the others' last fleets plus or minus a boat and saying why, and a DataCollector with
+the kit's reporters (``coordkit.rep.fishbanks``, protocol "a2a"; θ is NaN there as here)."""
+
+import math
+
+import mesa
+import numpy as np
+
+DENSITIES = np.linspace(0.0, 1.0, 11)
+REGENERATION = np.array([0, 58, 132, 212, 339, 517, 582, 517, 240, 74, 0], dtype=float)
+EFFECT = np.array([0, 0.30, 0.56, 0.69, 0.79, 0.88, 0.93, 0.98, 1, 1, 1])
+PEAK = 0.6  # the density of maximum regeneration
+CAPACITY, CATCH, PRICE, BOAT_COST, MAX_BOATS, NOISE = 4000.0, 25.0, 20.0, 250.0, 10, 0.05
+
+
+class Company(mesa.Agent):
+    def __init__(self, model, index):
+        super().__init__(model)
+        self.tolerance, self.value = model.rng.random(2)
+        self.company, self.profile = f"Company {index + 1}", "mid-size trawler"
+        self.boats = min(2 + int(4 * self.tolerance + 0.5), MAX_BOATS)
+        self.catch = self.revenue = self.cost = self.profit = 0.0
+        self.profit_per_boat = self.density_estimate = 0.0
+        self.quota_estimate = self.population_health = math.nan
+        self.coordination_confidence = self.resource_stress = math.nan
+        self.message = ""
+
+    def observe(self, catch_per_boat):
+        """The density read back from the catch-effect table, plus N(0, 0.05) noise, clipped to [0, 1]."""
+        self.profit_per_boat = catch_per_boat * PRICE - BOAT_COST
+        density = np.interp(min(1.0, catch_per_boat / CATCH), EFFECT[:9], DENSITIES[:9])
+        self.density_estimate = min(1.0, max(0.0, density + NOISE * self.model.rng.standard_normal()))
+
+    def decide(self, heard):
+        """Half way towards the others' mean fleet; −1 if boats lose money, +1 if r > v, −1 below the peak."""
+        mean = sum(heard) / len(heard) if heard else None
+        target = self.boats if mean is None else self.boats + (mean - self.boats) / 2
+        if self.profit_per_boat <= 0:
+            target -= 1
+        elif self.tolerance > self.value:
+            target += 1
+        elif self.density_estimate < PEAK:
+            target -= 1
+        boats = int(min(max(target + 0.5, 1), MAX_BOATS))
+        aim = "cut our losses" if boats < self.boats else "keep our share"
+        if mean is None:
+            why = f"No neighbour decisions yet; we expect ${self.profit_per_boat:,.0f} a boat"
+        else:
+            why = f"Neighbours average {mean:.1f} boats (total {sum(heard)})"
+            why += f"; our profit per boat was ${self.profit_per_boat:,.0f}"
+        return boats, f"{why}: deploying {boats} boats to {aim}."
+
+    def land(self, catch):
+        self.catch, self.revenue = catch, catch * PRICE
+        self.cost = self.boats * BOAT_COST
+        self.profit = self.revenue - self.cost
+
+
+class Fishbanks(mesa.Model):
+    def __init__(self, companies=12, seasons=8, stock=3000.0, rng=None):
+        super().__init__(rng=rng)
+        self.seasons, self.stock = seasons, stock
+        self.regeneration = self.total_catch = 0.0
+        self.industry = [Company(self, i) for i in range(companies)]
+        self.last_fleets = None  # the messages of last season: every company hears every other
+        for company in self.industry:
+            company.observe(CATCH * np.interp(stock / CAPACITY, DENSITIES, EFFECT))
+        season = {"stock": "stock", "regeneration": "regeneration", "total_catch": "total_catch"}
+        self.datacollector = mesa.DataCollector(
+            model_reporters={
+                **season,
+                **{
+                    books: (lambda m, b=books: sum(getattr(c, b) for c in m.industry))
+                    for books in ("boats", "revenue", "profit")
+                },
+            },
+            agent_reporters={
+                **{name: name for name in ("company", "profile", "boats", "catch", "revenue", "cost", "profit")},
+                **{name: name for name in ("density_estimate", "quota_estimate", "population_health")},
+                **{name: name for name in ("coordination_confidence", "resource_stress", "message")},
+                **{name: (lambda c, n=name: getattr(c.model, n)) for name in season},
+            },
+        )
+        self.datacollector.collect(self)
+
+    def step(self):
+        fleets = self.last_fleets
+        decisions = [
+            company.decide([] if fleets is None else fleets[:i] + fleets[i + 1 :])
+            for i, company in enumerate(self.industry)
+        ]
+        for company, (boats, message) in zip(self.industry, decisions):
+            company.boats, company.message = boats, message
+        self.last_fleets = [boats for boats, _ in decisions]
+        fleet = sum(self.last_fleets)
+        density = self.stock / CAPACITY
+        catch = min(self.stock, fleet * CATCH * np.interp(density, DENSITIES, EFFECT))
+        regrown = min(np.interp(density, DENSITIES, REGENERATION), CAPACITY - (self.stock - catch))
+        self.total_catch, self.regeneration, self.stock = catch, regrown, self.stock - catch + regrown
+        for company in self.industry:
+            company.land(catch * company.boats / fleet)
+            company.observe(catch / fleet)
+        self.datacollector.collect(self)
+        self.running = self.steps < self.seasons
+
+
+def one_run(seed: int) -> Fishbanks:
+    model = Fishbanks(rng=seed)
+    model.run_model()
+    return model
