@@ -51,7 +51,7 @@ def accepts_temperature(model: str) -> bool:
 
 
 @cache
-def _sdk():
+def sdk():
     """The ``anthropic`` SDK, imported when the first client is made: 3.5 s of CPU that a kernel which imports the
     kit's LLM layer (``open_llm``) but plays rule-based agents no longer pays."""
     import anthropic
@@ -99,7 +99,7 @@ class AnthropicClient(LLMClient, Exchange):
             self, self.concurrency, timeout_s=timeout_s, max_retries=max_retries, max_wait_s=max_wait_s
         )
         self.default_model = model or os.environ.get(MODEL_VARIABLE) or DEFAULT_MODEL
-        _sdk()  # imported now, not inside a call's deadline
+        sdk()  # imported now, not inside a call's deadline
         self._options = {"base_url": base_url, "max_retries": 0, "timeout": timeout_s}
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] = (
             weakref.WeakKeyDictionary()
@@ -116,18 +116,18 @@ class AnthropicClient(LLMClient, Exchange):
 
     async def send(self, request: LLMRequest, retry: int) -> Answer:
         """One attempt through the SDK (which retries nothing itself), numbered as the SDK numbers its own."""
-        client, sdk = self._async_client(), _sdk()
+        client, anthropic = self._async_client(), sdk()
         try:
             arguments = self._arguments(request) | {"extra_headers": {"x-stainless-retry-count": str(retry)}}
             raw = await client.messages.with_raw_response.create(**arguments)
             response = raw.http_response
             return Answer(response.status_code, response.headers, await response.aread())
-        except sdk.APIStatusError as error:
+        except anthropic.APIStatusError as error:
             return Answer(error.status_code, error.response.headers, error.response.content)
-        except sdk.APITimeoutError:
+        except anthropic.APITimeoutError:
             problem = f"did not answer within {self.calls.timeout_s:g} s"
             raise AttemptFailed(problem, timed_out=True, cause="APITimeoutError") from None
-        except sdk.APIConnectionError as error:
+        except anthropic.APIConnectionError as error:
             cause = type(error.__cause__ or error).__name__
             problem = f"could not be reached ({cause}): check the network (or replay a recording)"
             raise AttemptFailed(problem, timed_out=False, cause=cause) from None
@@ -165,7 +165,7 @@ class AnthropicClient(LLMClient, Exchange):
         if loop not in self._async:
             import httpx2
 
-            anthropic = _sdk()
+            anthropic = sdk()
             pool = httpx2.Limits(max_connections=self.concurrency.ceiling, max_keepalive_connections=None)
             http = anthropic.DefaultAioHttpClient(limits=pool)
             self._async[loop] = anthropic.AsyncAnthropic(**self._options, http_client=http)

@@ -81,8 +81,9 @@ def round_profile(
     duration if none is (only the fake server sees it).
     """
     with _server_process(latency_s) as server_url:
-        from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient  # here: the server needs no SDK
+        from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient, sdk  # here: the server needs no SDK
 
+        sdk()  # imported while the server starts
         with _a_key(KEY_VARIABLE):
             client = AnthropicClient(base_url=server_url(), timeout_s=10.0)
             model = MovieScheduling(
