@@ -13,6 +13,7 @@ their charts on every change.
 import html
 import json
 import sys
+import threading
 import uuid
 from functools import cache
 from pathlib import Path
@@ -122,6 +123,25 @@ def setup(renderer: str = "svg") -> None:
         alt.renderers.enable("coordkit-html-inline")
     alt.renderers.register(f"coordkit-checked-{renderer}", _checked(alt.renderers.get()))  # (its options bound)
     alt.renderers.enable(f"coordkit-checked-{renderer}")
+    start_vl_convert()
+
+
+@cache
+def start_vl_convert() -> None:
+    """Start vl-convert's JavaScript engine in the background, once: the first chart a kernel draws (as SVG, PNG, or
+    a panel's first snapshot) waits 2–3 s for it to start. vl-convert lets go of the GIL while it works, so the
+    cells before the first chart run beside it, on another core."""
+    chart = {"mark": "point", "data": {"values": [{}]}}
+    warm_up = threading.Thread(
+        target=vl_convert.vegalite_to_svg, args=(chart, _vl_version()), name="coordkit-vl-convert", daemon=True
+    )
+    warm_up.start()
+
+
+def _vl_version() -> str:
+    """The Vega-Lite version of Altair's schema, as vl-convert names it (v6_1)."""
+    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
+    return f"v{major}_{minor}"
 
 
 def _checked(render):
@@ -314,8 +334,7 @@ if (!window.vegaEmbed) {{ (function () {{ {vega_bundle()} }})(); }}
 @cache
 def vega_bundle() -> str:
     """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
-    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
-    return vl_convert.javascript_bundle(vl_version=f"v{major}_{minor}")
+    return vl_convert.javascript_bundle(vl_version=_vl_version())
 
 
 TABLE_CSS = (
