@@ -1,7 +1,7 @@
 """Panel latency in a real browser: from an input event to the updated chart on screen; and players' frame times.
 
     .venv/bin/python benchmarks/bench_panels.py [--events 15] [--passes 1] [--notebooks 00 03] [--frames 40]
-        [--players-only]
+        [--players-only] [--load 6]
 
 Runs every notebook in JupyterLab in headless Chromium (the machinery of tests/browser/lab.py), then, for every
 panel at its defaults, sends ``--events`` input events one after the other, each once the previous one has settled:
@@ -12,10 +12,17 @@ to the first animation frame after the new chart is drawn (a live chart's next d
 its ``data-draws``; any other chart element new and drawn; ``requestAnimationFrame`` polling); if no new chart comes
 (the same outputs again), to the moment the status line says "done in" again.
 
-Per panel it prints the p50 and p95 of that time (p95 by nearest rank: with 15 events, the slowest), and the split of
-the medians: the kernel's share (the status line's "done in X ms": the model run, the Altair chart and its Vega-Lite
-spec) and the rest (the messages both ways, the debounce of a burst, and Vega drawing the chart in the page). A
-last line gives the worst p50 and p95 beside the targets: p50 ≤ 150 ms, p95 ≤ 250 ms.
+Per panel it prints the p50, the p95 (by nearest rank) and the slowest event of that time, and the split of the
+medians: the kernel's share (the status line's "done in X ms": the model run, the Altair chart and its Vega-Lite
+spec) and the rest (the messages both ways, the debounce of a burst, and Vega drawing the chart in the page). The
+last lines give the worst figures beside issue 48's targets: p50 ≤ 100 ms on a quiet machine, and every event ≤ 1 s
+at load 6 on 2 cores (the slowest event, not a percentile).
+
+``--load N`` runs N CPU-bound busy processes beside the whole measurement (started before JupyterLab, stopped at the
+end, on Ctrl-C, and by themselves if this script dies), and every row ends with the 1-minute load average at that
+panel's end; the summary gives the load seen from the first panel to the last. The load average takes a minute or so
+to climb: the first notebook's Run All gives it that time. The machine's other work counts too: a quiet figure is
+only quiet when the load column says so.
 
 With ``--passes N`` it goes over every notebook N times and pools each panel's events: a shared VM's speed drifts
 (the same chart took 46, 55 and 78 ms to build within ten minutes here), and one pass times each panel within one
@@ -30,9 +37,12 @@ skips the panels' events.
 """
 
 import argparse
+import contextlib
 import inspect
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -46,8 +56,42 @@ import lab_player  # noqa: E402
 
 TARGET_FRAME_P95_MS = 200  # 5 frames a second
 
-TARGET_P50_MS = 150
-TARGET_P95_MS = 250
+TARGET_P50_MS = 100  # on a quiet machine
+TARGET_MAX_MS = 1000  # every event, at load 6 on 2 cores
+TARGET_LOAD = 6
+
+# A busy process: spins until its parent (this script) is gone; Ctrl-C, sent to the whole process group, ends it
+# quietly (SIGINT's default action instead of Python's KeyboardInterrupt).
+_BUSY = """
+import os, signal
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+parent = os.getppid()
+while os.getppid() == parent:
+    for _ in range(200_000):
+        pass
+"""
+
+
+@contextlib.contextmanager
+def busy_processes(count: int):
+    """``count`` CPU-bound processes running for the duration of the block, stopped however it ends."""
+    processes = [subprocess.Popen([sys.executable, "-c", _BUSY]) for _ in range(count)]
+    try:
+        yield processes
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def load_average() -> float:
+    """The 1-minute load average."""
+    return os.getloadavg()[0]
+
 
 # Armed before the event: `panel.__coordkit_bench` resolves once a new chart is on screen. The chart elements shown
 # before are marked; the chart is new when every output of the chart area holds an unmarked, drawn element (an <img>
@@ -128,6 +172,7 @@ class Sample:
     kernel_ms: float | None
     to_running_ms: float | None
     how: str  # "chart" (the chart changed) or "status" (same chart: timed to the status line)
+    load: float  # the 1-minute load average once the event was done
 
 
 @dataclass
@@ -147,6 +192,14 @@ class PanelResult:
     @property
     def p95(self) -> float:
         return nearest_rank(self.totals(), 0.95)
+
+    @property
+    def slowest(self) -> float:
+        return max(self.totals())
+
+    @property
+    def loads(self) -> list[float]:
+        return [sample.load for sample in self.samples]
 
     @property
     def kernel(self) -> float:
@@ -175,9 +228,9 @@ class PanelResult:
     def row(self) -> str:
         same = sum(sample.how == "status" for sample in self.samples)
         return (
-            f"{self.notebook:<30} {self.index:>5}  {self.control[:22]:<22} {self.p50:5.0f}ms {self.p95:5.0f}ms  "
-            f"{self.kernel:5.0f}ms {self.rest:5.0f}ms {self.to_running:7.0f}ms {self.to_screen:6.0f}ms  "
-            f"{same:>4} of {len(self.samples)}"
+            f"{self.notebook:<30} {self.index:>5}  {self.control[:22]:<22} {self.p50:5.0f}ms {self.p95:5.0f}ms "
+            f"{self.slowest:5.0f}ms  {self.kernel:5.0f}ms {self.rest:5.0f}ms {self.to_running:7.0f}ms "
+            f"{self.to_screen:6.0f}ms  {same:>4} of {len(self.samples)}  {self.loads[-1]:4.1f}"
         )
 
 
@@ -212,7 +265,7 @@ def one_event(panel, control: lab.Control, event: int, timeout_ms: float) -> Sam
     if lab.STATUS_ERROR.match(status):
         raise RuntimeError(f"the panel failed: {status}")
     page.wait_for_timeout(150)  # let the page go quiet before the next event
-    return Sample(result["total"], lab.kernel_ms(status), result["to_running"], result["how"])
+    return Sample(result["total"], lab.kernel_ms(status), result["to_running"], result["how"], load_average())
 
 
 def choose(panel, timeout_ms: float) -> lab.Control | None:
@@ -382,6 +435,25 @@ def report_players(players: list[PlayerResult]) -> None:
     )
 
 
+def verdicts(results: list[PanelResult], load: int) -> str:
+    """The worst p50 and the slowest event beside issue 48's targets, with the load they were measured at."""
+    worst50 = max(results, key=lambda result: result.p50)
+    slowest = max(results, key=lambda result: result.slowest)
+    loads = [value for result in results for value in result.loads]
+    seen = f"load average {min(loads):.1f}–{max(loads):.1f} (median {statistics.median(loads):.1f})"
+    ok50 = "meets" if worst50.p50 <= TARGET_P50_MS else "MISSES"
+    okmax = "meets" if slowest.slowest <= TARGET_MAX_MS else "MISSES"
+    quiet = "" if load == 0 else f" (measured with --load {load}: the target is for a quiet machine)"
+    loaded = "" if load >= TARGET_LOAD else f" (measured with --load {load}: the target is for --load {TARGET_LOAD})"
+    return (
+        f"while measuring: {seen}, {load} busy processes of ours, {os.cpu_count()} cores\n"
+        f"worst p50 {worst50.p50:.0f} ms ({worst50.notebook} panel {worst50.index}; target ≤ {TARGET_P50_MS} ms "
+        f"quiet: {ok50}){quiet}\n"
+        f"slowest event {slowest.slowest:.0f} ms ({slowest.notebook} panel {slowest.index}; target ≤ {TARGET_MAX_MS} "
+        f"ms at load {TARGET_LOAD}: {okmax}){loaded}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=15, help="input events per panel and pass (default 15)")
@@ -389,6 +461,9 @@ def main() -> int:
     parser.add_argument("--notebooks", nargs="*", help="notebook name prefixes (default: all)")
     parser.add_argument("--frames", type=int, default=40, help="frames timed per player (default 40)")
     parser.add_argument("--players-only", action="store_true", help="time the players' frames only")
+    parser.add_argument(
+        "--load", type=int, default=0, help=f"CPU-bound processes run beside it (target: {TARGET_LOAD})"
+    )
     args = parser.parse_args()
 
     reason = lab.skip_reason()
@@ -399,16 +474,16 @@ def main() -> int:
     debounce = debounce_default()
     print(
         f"{args.events} events per panel in each of {args.passes} pass(es); ExperimentPanel's default debounce: "
-        f"{debounce} s (part of 'rest')"
+        f"{debounce} s (part of 'rest'); {args.load} busy processes; load average {load_average():.1f} at the start"
     )
     header = (
-        f"{'notebook':<30} {'panel':>5}  {'control':<22} {'p50':>7} {'p95':>7}  "
-        f"{'kernel':>7} {'rest':>7} {'→running':>9} {'→screen':>8}  {'same chart':>10}"
+        f"{'notebook':<30} {'panel':>5}  {'control':<22} {'p50':>7} {'p95':>7} {'max':>7}  "
+        f"{'kernel':>7} {'rest':>7} {'→running':>9} {'→screen':>8}  {'same chart':>10}  load"
     )
     passes: list[list[PanelResult]] = []
     players: list[PlayerResult] = []
     started = time.monotonic()
-    with lab.JupyterLab() as server, lab.browser() as chromium:
+    with busy_processes(args.load), lab.JupyterLab() as server, lab.browser() as chromium:
         for number in range(1, args.passes + 1):
             if args.passes > 1:
                 print(f"\npass {number} of {args.passes}")
@@ -429,20 +504,14 @@ def main() -> int:
         print("-" * len(header))
         for result, p50s in results:
             print(f"{result.row()}  {' / '.join(f'{p50:.0f}' for p50 in p50s)}")
-    worst50 = max((result for result, _ in results), key=lambda r: r.p50)
-    worst95 = max((result for result, _ in results), key=lambda r: r.p95)
-    ok50 = "meets" if worst50.p50 <= TARGET_P50_MS else "MISSES"
-    ok95 = "meets" if worst95.p95 <= TARGET_P95_MS else "MISSES"
     print("-" * len(header))
-    print(
-        f"worst p50 {worst50.p50:.0f} ms ({worst50.notebook} panel {worst50.index}; target ≤ {TARGET_P50_MS} ms: "
-        f"{ok50}), worst p95 {worst95.p95:.0f} ms ({worst95.notebook} panel {worst95.index}; target ≤ "
-        f"{TARGET_P95_MS} ms: {ok95}); {len(results)} panels in {time.monotonic() - started:.0f} s"
-    )
+    print(verdicts([result for result, _ in results], args.load))
+    print(f"{len(results)} panels in {time.monotonic() - started:.0f} s")
     print(
         "kernel = the status line's 'done in' (model run, chart and its spec); rest = total − kernel (messages, "
         "debounce, drawing); →running = input event to 'running…' in the page (one round trip, and the debounce "
-        "within a burst); →screen = the rest after 'running…' (the spec sent, Vega's drawing painted); all medians"
+        "within a burst); →screen = the rest after 'running…' (the spec sent, Vega's drawing painted); all medians; "
+        "load = the 1-minute load average at the panel's last event"
     )
     return 0
 

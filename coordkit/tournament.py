@@ -75,7 +75,7 @@ def tournament(
     """Play ``entrants`` against each other in ``model`` (its ``contest`` says how), at ``seeds`` seeds from
     ``base_seed``, with ``params`` fixed (a list of values is played at each). An entrant is a built-in rule's or a
     registered name, a Policy or a function; a mapping names them (else each goes by its own name)."""
-    from coordkit.sweeps import sweep
+    from coordkit.sweeps import _seed_list, sweep  # (the seeds as a sweep derives them, checked before any run)
 
     contest = getattr(model, "contest", None)
     if not isinstance(contest, Contest):
@@ -90,14 +90,13 @@ def tournament(
         model.parameters.check_grid(checks, owner=model.__name__, model=model)
     lineups = contest.lineups(list(named))
     runs = sweep(
-        play_match,
+        play_matches,
         {"match": list(range(len(lineups))), **varied},
-        seeds,
-        base_seed=base_seed,
-        fixed={"model": model, "lineups": lineups, "entrants": named, **fixed},
+        [base_seed],
+        fixed={"model": model, "lineups": lineups, "entrants": named, "seeds": _seed_list(seeds, base_seed), **fixed},
         engine=engine,
         progress=progress,
-        desc=f"{model.__name__} tournament matches",
+        desc=f"{model.__name__} tournament lineups",
     )
     fields = ["field"] if any(field for field, _ in lineups) else []
     columns = [*varied, *fields, "seed", "entrant", "opponent", "score"]
@@ -106,22 +105,25 @@ def tournament(
     return Tournament(table, matches, contest.measure, tuple(varied), contest.lower_is_better)
 
 
-def play_match(
-    *, model: type[Model], lineups: list, entrants: dict, match: int, seed: int, **params: Any
+def play_matches(
+    *, model: type[Model], lineups: list, entrants: dict, match: int, seeds: list[int], seed: int, **params: Any
 ) -> pd.DataFrame:
-    """One run of lineup ``match`` (of ``lineups``: a field and the entrants' names, seat by seat, repeated): each
-    entrant's score, the mean over its seats (the run :func:`tournament` sweeps)."""
+    """Lineup ``match`` (of ``lineups``: a field and the entrants' names, seat by seat, repeated) played once at each
+    of ``seeds``: each entrant's score in each run, the mean over its seats (what :func:`tournament` sweeps, one
+    task per lineup and setting rather than per run, whose bookkeeping cost as much as the run). ``seed`` is the
+    tournament's base seed, from which ``seeds`` were derived."""
     field, lineup = lineups[match]
     contest = model.contest
     seated = [lineup[seat % len(lineup)] for seat in range(contest.seats(params, model))]
-    played = model(**params, **contest.fielding([entrants[name] for name in seated]), rng=seed).run()
-    scores = pd.Series(contest.scores(played), index=seated)
+    names = list(dict.fromkeys(lineup))
     rows = []
-    for name in dict.fromkeys(lineup):
-        others = [other for other in dict.fromkeys(lineup) if other != name]
-        opponent = " & ".join(others) or name
-        rows.append({"field": field, "entrant": name, "opponent": opponent, "score": scores[name].mean()})
-    return pd.DataFrame(rows)
+    for run_seed in seeds:
+        played = model(**params, **contest.fielding([entrants[name] for name in seated]), rng=run_seed).run()
+        scores = pd.Series(contest.scores(played), index=seated)
+        for name in names:
+            opponent = " & ".join(other for other in names if other != name) or name
+            rows.append((run_seed, field, name, opponent, scores[name].mean()))
+    return pd.DataFrame(rows, columns=["seed", "field", "entrant", "opponent", "score"])
 
 
 def _named(entrants: Sequence | Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ their charts on every change.
 
 import html
 import json
+import sys
+import threading
 import uuid
 from functools import cache
 from pathlib import Path
@@ -121,6 +123,25 @@ def setup(renderer: str = "svg") -> None:
         alt.renderers.enable("coordkit-html-inline")
     alt.renderers.register(f"coordkit-checked-{renderer}", _checked(alt.renderers.get()))  # (its options bound)
     alt.renderers.enable(f"coordkit-checked-{renderer}")
+    start_vl_convert()
+
+
+@cache
+def start_vl_convert() -> None:
+    """Start vl-convert's JavaScript engine in the background, once: the first chart a kernel draws (as SVG, PNG, or
+    a panel's first snapshot) waits 2–3 s for it to start. vl-convert lets go of the GIL while it works, so the
+    cells before the first chart run beside it, on another core."""
+    chart = {"mark": "point", "data": {"values": [{}]}}
+    warm_up = threading.Thread(
+        target=vl_convert.vegalite_to_svg, args=(chart, _vl_version()), name="coordkit-vl-convert", daemon=True
+    )
+    warm_up.start()
+
+
+def _vl_version() -> str:
+    """The Vega-Lite version of Altair's schema, as vl-convert names it (v6_1)."""
+    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
+    return f"v{major}_{minor}"
 
 
 def _checked(render):
@@ -191,7 +212,7 @@ def bars(
     errors = base.mark_errorbar(ticks=True, color="#333333").encode(y=alt.Y(low, title=y), y2=alt.Y2(high))
     # the frame given to the layer, not to each mark: Altair would lift it there, hashing each mark by the
     # frame's printed form first (~3 ms a mark)
-    return alt.layer(chart, errors, data=df)
+    return layer(chart, errors, data=df)
 
 
 def paper_vs_kit(
@@ -211,7 +232,7 @@ def paper_vs_kit(
     label = base.mark_text(dy=-6, fontSize=12).encode(text=alt.Text(value, format=",.4~r"))
     panel = alt.Facet(metric, title=None, sort=list(pd.unique(df[metric])))
     return (
-        alt.layer(bar, label, data=df)
+        layer(bar, label, data=df)
         .properties(width=140, height=180)
         .facet(facet=panel, columns=3, title=_or_default(title))
         .resolve_scale(y="independent")
@@ -230,6 +251,47 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, title: str | None = No
             tooltip=_tooltip(x, y, value),
         )
     )
+
+
+FACET_CHANNELS = ("row", "column", "facet")
+_ALTAIR = sys.modules[alt.LayerChart.__module__]  # Altair's api module (vegalite/v5 or v6), for its helpers
+
+
+class Layers(alt.LayerChart):
+    """``alt.LayerChart``, made without the deep copies its layers need only when they hold parameters (selections).
+
+    Altair's LayerChart deep-copies every layer twice as it is made (to merge the layers' parameters) and once more
+    in ``to_dict`` (which makes the chart again), each copy rebuilding every schema object of the tree: ~40% of a
+    player's frame. Layers of plain marks (``alt.Chart`` without ``params``) have nothing to merge, so here they
+    are kept as given; the rest is Altair's own: the data and the size lifted from the layers to the chart. The
+    spec is the same, key for key (tests/test_live_chart.py). Layers with parameters, or charts of layers, are
+    made by Altair's way."""
+
+    def __init__(self, data=alt.Undefined, layer=(), **kwargs):
+        if not all(isinstance(mark, alt.Chart) and mark._get("params") is alt.Undefined for mark in layer):
+            super().__init__(data=data, layer=layer, **kwargs)
+            return
+        for mark in layer:
+            _ALTAIR._check_if_can_be_layered(mark)
+        alt.TopLevelLayerSpec.__init__(self, data=data, layer=list(layer), **kwargs)
+        self.data, self.layer = _ALTAIR._combine_subchart_data(self.data, self.layer)
+        lifted, self.layer = _ALTAIR._remove_layer_props(self, self.layer, ("height", "width", "view"))
+        for prop, value in lifted.items():
+            self[prop] = value
+
+
+def layer(*marks: alt.Chart, **kwargs) -> alt.LayerChart:
+    """``alt.layer(*marks, **kwargs)`` made as :class:`Layers`, for the charts that panels and players redraw at each
+    change; marks that share a row or column encoding go to Altair's own ``alt.layer``, which facets them."""
+    if any(_faceted(mark) for mark in marks):
+        return alt.layer(*marks, **kwargs)
+    return Layers(layer=list(marks), **kwargs)
+
+
+def _faceted(mark: alt.TopLevelMixin) -> bool:
+    """Whether ``mark`` has a row, column or facet channel."""
+    encoding = mark._get("encoding")
+    return encoding is not alt.Undefined and any(encoding._get(c) is not alt.Undefined for c in FACET_CHANNELS)
 
 
 def _tooltip(*columns: str | None) -> list[alt.Tooltip]:
@@ -272,8 +334,7 @@ if (!window.vegaEmbed) {{ (function () {{ {vega_bundle()} }})(); }}
 @cache
 def vega_bundle() -> str:
     """vega, vega-lite and vega-embed as one script, from vl-convert (no network)."""
-    major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
-    return vl_convert.javascript_bundle(vl_version=f"v{major}_{minor}")
+    return vl_convert.javascript_bundle(vl_version=_vl_version())
 
 
 TABLE_CSS = (

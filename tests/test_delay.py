@@ -113,6 +113,21 @@ def test_the_fast_path_plays_exactly_the_mesa_models_trials(delays, p, alpha):
         np.testing.assert_array_equal(metrics.effective_codes(model.frame())[:, 0], played.effective[:, k])
 
 
+@pytest.mark.parametrize("kept", [True, False])
+@pytest.mark.parametrize("durations", [(300.0, 60.0, 130.0), (60.0, 300.0)])
+def test_the_fast_path_plays_the_mesa_models_trials_whatever_draws_it_kept(durations, kept, monkeypatch):
+    if not kept:
+        monkeypatch.setattr(fast, "KEPT", 0)
+    fast.kept_draws.cache_clear()
+    seeds = derive_seeds(5, 6)
+    for duration in durations:
+        played = fast.simulate(seeds, 0.8, 0.2, 5, 10, duration_s=duration)
+        for k, seed in enumerate(seeds):
+            model = play(seed, delay_a=5, delay_b=10, p=0.8, alpha=0.2, duration_s=duration)
+            np.testing.assert_array_equal(metrics.effective_codes(model.frame())[:, 0], played.effective[:, k])
+    assert fast.kept_draws.cache_info().currsize == (2 if kept else 0)
+
+
 def test_the_u_shape_holds_for_the_papers_parameters_over_500_trials():
     shape = u_shape(figure4(500))
     assert len(shape) == 4 and shape["u_shape"].all()

@@ -1,5 +1,6 @@
 """`LiveChart`: the spec it gets from a chart, and the Vega it sends to the page."""
 
+import json
 import math
 
 import altair as alt
@@ -37,3 +38,42 @@ def test_a_live_chart_sends_vega_to_the_page_that_asks_for_it():
     chart._answer(chart, {"type": "need-vega"}, [])
     assert sent == [{"type": "vega-bundle", "code": viz.vega_bundle()}]
     assert "window.vegaEmbed=" in sent[0]["code"]
+
+
+def _layered_charts() -> dict[str, alt.TopLevelMixin]:
+    """Charts of layers as the kit draws them (made anew at each call)."""
+    from coordkit.delay import charts, panels
+    from coordkit.delay.model import DelayedDilemma
+
+    game = DelayedDilemma(delay_a=3.0, policy_b="tit_for_tat", rng=1)
+    for _ in range(12):
+        game.step()
+    frame = pd.DataFrame({"x": ["a", "b"], "y": [1.0, 2.0], "low": [0.5, 1.5], "high": [1.5, 2.5], "m": ["u", "v"]})
+    shared = alt.Chart(frame).encode(x=alt.X("x:N"))
+    selection = alt.selection_point(fields=["x"])
+    played = panels.play(2.0, 4.0, 60.0, "simplified", 0.9, 0.1, 1.0, -1.0, 1.0, 50)
+    return {
+        "state view": charts.trial_now(game),
+        "explore bars": charts.explore(*played)[0],
+        "error bars": viz.bars(frame, "x", "y", low="low", high="high"),
+        "paper vs kit": viz.paper_vs_kit(frame, "m", "y", source="x"),
+        "data and size on the marks": viz.layer(
+            shared.mark_bar(width=8).encode(y=alt.Y("y:Q")).properties(width=200),
+            shared.mark_tick().encode(y=alt.Y("high:Q")).properties(width=200),
+        ),
+        "a selection": viz.layer(shared.mark_bar().encode(y=alt.Y("y:Q")).add_params(selection), shared.mark_rule()),
+        "faceted marks": viz.layer(
+            shared.mark_bar().encode(y=alt.Y("y:Q"), row=alt.Row("m:N")),
+            shared.mark_tick().encode(y=alt.Y("low:Q"), row=alt.Row("m:N")),
+        ),
+    }
+
+
+def test_layers_made_without_altairs_copies_give_altairs_spec_key_for_key(monkeypatch):
+    made = _layered_charts()
+    assert isinstance(made["state view"], viz.Layers) and isinstance(made["paper vs kit"].spec, viz.Layers)
+    ours = {name: json.dumps(spec_of(chart, validate=True)) for name, chart in made.items()}
+    monkeypatch.setattr(viz, "layer", alt.layer)
+    monkeypatch.setattr(viz, "Layers", alt.LayerChart)
+    altairs = {name: json.dumps(spec_of(chart, validate=True)) for name, chart in _layered_charts().items()}
+    assert ours == altairs

@@ -4,6 +4,7 @@ subclass inherits everything without repeating it and stays out of ``coordkit.mo
 a policy's claims; ``tournament`` plays a round robin through ``sweep``."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 from policy_examples.pressure import first_available
@@ -430,3 +431,34 @@ def test_a_students_subclass_plays_in_its_familys_player_with_the_same_controls(
     assert player.settings == delay_player(policy=mirror).settings
     assert isinstance(player.run_to_end(), ClassDilemma)
     assert_frame_equal(player.model.frame(), delay_player(policy=mirror).run_to_end().frame())
+
+
+def _one_run(*, model, lineups, entrants, match, seed, **params):
+    """One run of a lineup, as a sweep task of its own: the reference that playing a lineup's seeds in one task
+    must give."""
+    field, lineup = lineups[match]
+    seated = [lineup[seat % len(lineup)] for seat in range(model.contest.seats(params, model))]
+    played = model(**params, **model.contest.fielding([entrants[name] for name in seated]), rng=seed).run()
+    scores = dict.fromkeys(lineup, 0.0)
+    for name in scores:
+        own = [score for score, sitter in zip(model.contest.scores(played), seated) if sitter == name]
+        opponent = " & ".join(other for other in scores if other != name) or name
+        scores[name] = {"field": field, "entrant": name, "opponent": opponent, "score": np.mean(own)}
+    return pd.DataFrame(list(scores.values()))
+
+
+@pytest.mark.parametrize(
+    "model, entrants, params",
+    [
+        (DelayedDilemma, {"mirror": mirror, "defector": "always_defect", "odd": "simplified"}, {"delay_a": [0.0, 5.0]}),
+        (BeerGame, {"order_up_to": order_up_to, "four": constant_four}, {}),
+    ],
+)
+def test_a_tournament_plays_each_run_as_a_sweep_of_single_runs_would(model, entrants, params):
+    result = tournament(model, entrants, seeds=3, base_seed=7, progress=False, **params)
+    lineups = model.contest.lineups(list(entrants))
+    fixed = {"model": model, "lineups": lineups, "entrants": entrants}
+    runs = sweep(_one_run, {"match": list(range(len(lineups))), **params}, 3, base_seed=7, fixed=fixed, progress=False)
+    fields = ["field"] if any(field for field, _ in lineups) else []
+    expected = runs[[*params, *fields, "seed", "entrant", "opponent", "score"]]
+    assert_frame_equal(result.matches, expected, check_exact=True)

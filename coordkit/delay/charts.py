@@ -50,7 +50,7 @@ def u_curves(summary: pd.DataFrame) -> alt.FacetChart:
         .transform_filter("isValid(datum.low) && isValid(datum.high)")
     )
     return (
-        alt.layer(band, line, data=data)
+        viz.layer(band, line, data=data)
         .properties(width=200, height=180)
         .facet(column=alt.Column("measure:N", title=None, sort=[OUTCOME_LABELS[o] for o in metrics.OUTCOMES]))
     )
@@ -124,7 +124,7 @@ def explore(played: Trials, p: float, alpha: float) -> list[alt.TopLevelMixin]:
     )
     label = f"A {timing.delay_a:g} s, B {timing.delay_b:g} s"
     rows = metrics.raster_rows(played.effective, label, first=10)
-    return [alt.layer(bars, errors, data=summary, width=480, height=200, title=title), raster(rows)]
+    return [viz.layer(bars, errors, data=summary, width=480, height=200, title=title), raster(rows)]
 
 
 def asymmetry(frame: pd.DataFrame) -> alt.Chart:
@@ -188,7 +188,7 @@ def trial_now(game: DelayedDilemma) -> alt.LayerChart:
     )
     span = alt.Chart().encode(x=alt.X("x0:Q"), x2=alt.X2("x1:Q"), y=alt.Y("y0:Q"), y2=alt.Y2("y1:Q"))
     state = alt.Color("state:N")
-    return alt.layer(
+    return viz.layer(
         span.mark_rect().encode(x=x, y=y, color=colour).transform_filter("datum.kind == 'cell'"),
         span.mark_rule(strokeWidth=2).encode(color=state, strokeDash=sent).transform_filter("datum.kind == 'arrow'"),
         alt.Chart()

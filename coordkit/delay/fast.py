@@ -8,6 +8,7 @@ identical trials for the same seeds.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from coordkit.seeds import check_seeds
 from coordkit.streams import stream_sequence
 
 _UNKNOWN, _DEFECT = CODE["?"], CODE[D]
+KEPT = 2**20  # trials × ticks: the most draws kept for the next call (32 MB)
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,9 @@ def simulate(
     delay_b = values["delay_a"] if values["delay_b"] is None else values["delay_b"]
     timing = Timing(values["delay_a"], delay_b, values["duration_s"], values["tick_s"])
     ticks, delays = timing.total_ticks, timing.delays
-    draws = np.stack([player_draws(seed, ticks) for seed in seeds])
-    tempted = [draws[:, :, i, 1] < min(1.0, values["alpha"] * delays[i] * timing.tick_s) for i in (0, 1)]
-    follows = draws[:, :, :, 0] < values["p"]
+    uniforms = draws(seeds, ticks)
+    tempted = [uniforms[:, :, i, 1] < min(1.0, values["alpha"] * delays[i] * timing.tick_s) for i in (0, 1)]
+    follows = uniforms[:, :, :, 0] < values["p"]
     choices = np.zeros((2, len(seeds), ticks), dtype=np.int8)
     for t in range(ticks):
         for i in (0, 1):
@@ -60,6 +62,25 @@ def simulate(
     for i in (0, 1):
         effective[i, :, delays[i] :] = choices[i, :, : ticks - delays[i]]
     return Trials(effective, timing)
+
+
+def draws(seeds: list[int], ticks: int) -> np.ndarray:
+    """The uniforms of every trial, shape (trials, ticks, player, 2). A panel plays the same seeds at each change of
+    its controls, and Fig. 4 at each delay: their draws are kept (:func:`kept_draws`), up to :data:`KEPT` of them,
+    drawn for the next power of two of ticks so that a longer trial mostly finds them. A generator's uniforms come
+    one after another, so a shorter trial's draws are the first ticks of a longer one's."""
+    capacity = max(64, 1 << (ticks - 1).bit_length())
+    if len(seeds) * capacity > KEPT:
+        return np.stack([player_draws(seed, ticks) for seed in seeds])
+    return kept_draws(tuple(seeds), capacity)[:, :ticks]
+
+
+@lru_cache(maxsize=2)
+def kept_draws(seeds: tuple[int, ...], ticks: int) -> np.ndarray:
+    """:func:`draws`, kept for the next call (read-only)."""
+    drawn = np.stack([player_draws(seed, ticks) for seed in seeds])
+    drawn.setflags(write=False)
+    return drawn
 
 
 def player_draws(seed: int, ticks: int) -> np.ndarray:

@@ -9,6 +9,7 @@ play ``duration_s`` seconds of effective game.
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -35,10 +36,13 @@ class Payoffs:
             )
 
     def of(self, own: str, other: str) -> float:
-        """What a player earns in one tick with effective actions ``own`` and ``other``."""
-        if UNKNOWN in (own, other):
-            return 0.0
-        return {(C, C): self.reward, (C, D): self.sucker, (D, C): self.temptation, (D, D): self.punishment}[own, other]
+        """What a player earns in one tick with effective actions ``own`` and ``other`` (nothing if either is
+        Unknown)."""
+        return self._by_actions.get((own, other), 0.0)
+
+    @cached_property
+    def _by_actions(self) -> dict[tuple[str, str], float]:
+        return {(C, C): self.reward, (C, D): self.sucker, (D, C): self.temptation, (D, D): self.punishment}
 
     def matrix(self) -> np.ndarray:
         """Payoff to the row player, indexed by action codes (C = 0, D = 1)."""
@@ -62,12 +66,12 @@ class Timing:
     def ticks(self, seconds: float) -> int:
         return int(round(seconds / self.tick_s))
 
-    @property
+    @cached_property
     def delays(self) -> tuple[int, int]:
         """Each player's delay in ticks."""
         return self.ticks(self.delay_a), self.ticks(self.delay_b)
 
-    @property
+    @cached_property
     def total_ticks(self) -> int:
         """Effective play plus the longer delay (the authors' loop runs 60 + D ticks)."""
         return self.ticks(self.duration_s) + max(self.delays)

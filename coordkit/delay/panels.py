@@ -2,6 +2,7 @@
 which plays the simplified model's trials (§4.2) on the fast path for the delays, trial length and player a student
 picks. Both label and condition their controls alike (:func:`overrides`)."""
 
+from functools import cache
 from typing import Any
 
 from coordkit.delay import charts, fast
@@ -71,7 +72,13 @@ def play(
     p and α of :meth:`Persona.parameters`. Returns the trials and the p and α they were played with."""
     if policy_a == "persona":
         p, alpha = Persona(agreeableness, conscientiousness, neuroticism).parameters()
-    return fast.simulate(derive_seeds(0, trials), p, alpha, delay_a, delay_b, duration_s), p, alpha
+    return fast.simulate(trial_seeds(trials), p, alpha, delay_a, delay_b, duration_s), p, alpha
+
+
+@cache
+def trial_seeds(trials: int) -> tuple[int, ...]:
+    """The explore panel's seeds: ``trials`` seeds derived from 0, the same at every change of the controls."""
+    return tuple(derive_seeds(0, trials))
 
 
 def show(played: tuple[fast.Trials, float, float]) -> list:
