@@ -255,6 +255,7 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, title: str | None = No
 
 FACET_CHANNELS = ("row", "column", "facet")
 _ALTAIR = sys.modules[alt.LayerChart.__module__]  # Altair's api module (vegalite/v5 or v6), for its helpers
+_ALTAIR_HELPERS = ("_check_if_can_be_layered", "_combine_subchart_data", "_remove_layer_props")  # private to Altair
 
 
 class Layers(alt.LayerChart):
@@ -283,8 +284,8 @@ class Layers(alt.LayerChart):
 def layer(*marks: alt.Chart, **kwargs) -> alt.LayerChart:
     """``alt.layer(*marks, **kwargs)`` made as :class:`Layers`, for the charts that panels and players redraw at each
     change; marks that share a row or column encoding go to Altair's own ``alt.layer``, which facets them."""
-    if any(_faceted(mark) for mark in marks):
-        return alt.layer(*marks, **kwargs)
+    if any(_faceted(mark) for mark in marks) or not all(hasattr(_ALTAIR, name) for name in _ALTAIR_HELPERS):
+        return alt.layer(*marks, **kwargs)  # (an Altair without the helpers Layers borrows: its own way)
     return Layers(layer=list(marks), **kwargs)
 
 

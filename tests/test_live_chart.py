@@ -77,3 +77,13 @@ def test_layers_made_without_altairs_copies_give_altairs_spec_key_for_key(monkey
     monkeypatch.setattr(viz, "Layers", alt.LayerChart)
     altairs = {name: json.dumps(spec_of(chart, validate=True)) for name, chart in _layered_charts().items()}
     assert ours == altairs
+
+
+def test_an_altair_without_the_helpers_layers_borrows_makes_layers_its_own_way(monkeypatch):
+    """Layers uses three of Altair's private helpers; an Altair that renames one still draws every chart."""
+    frame = pd.DataFrame({"x": ["a", "b"], "y": [1.0, 2.0]})
+    marks = alt.Chart(frame).mark_bar().encode(x="x:N", y="y:Q"), alt.Chart(frame).mark_rule().encode(y="y:Q")
+    assert isinstance(viz.layer(*marks), viz.Layers)
+    monkeypatch.setattr(viz, "_ALTAIR_HELPERS", (*viz._ALTAIR_HELPERS, "_a_helper_renamed_since"))
+    layered = viz.layer(*marks)
+    assert not isinstance(layered, viz.Layers) and spec_of(layered, validate=True) == spec_of(alt.layer(*marks))
