@@ -93,7 +93,7 @@ def sweep(
     ``desc`` (default: "<the run's name> runs").
     """
     combinations = _combinations(grid)
-    seed_list = _seed_list(seeds, base_seed)
+    seed_list = seeds_to_run(seeds, base_seed)
     fixed = dict(fixed or {})
     if _is_model(run):
         run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__, model=run)
@@ -241,7 +241,7 @@ def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:
     return [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
 
 
-def _seed_list(seeds: int | Sequence[int], base_seed: int) -> list[int]:
+def seeds_to_run(seeds: int | Sequence[int], base_seed: int) -> list[int]:
     """The seeds to run: derived from ``base_seed`` if ``seeds`` is a count, else as given, checked before any run
     (:func:`~coordkit.seeds.check_seeds`)."""
     if isinstance(seeds, Integral) and not isinstance(seeds, bool):

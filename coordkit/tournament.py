@@ -75,7 +75,7 @@ def tournament(
     """Play ``entrants`` against each other in ``model`` (its ``contest`` says how), at ``seeds`` seeds from
     ``base_seed``, with ``params`` fixed (a list of values is played at each). An entrant is a built-in rule's or a
     registered name, a Policy or a function; a mapping names them (else each goes by its own name)."""
-    from coordkit.sweeps import _seed_list, sweep  # (the seeds as a sweep derives them, checked before any run)
+    from coordkit.sweeps import seeds_to_run, sweep  # (the seeds as a sweep derives them, checked before any run)
 
     contest = getattr(model, "contest", None)
     if not isinstance(contest, Contest):
@@ -93,7 +93,7 @@ def tournament(
         play_matches,
         {"match": list(range(len(lineups))), **varied},
         [base_seed],
-        fixed={"model": model, "lineups": lineups, "entrants": named, "seeds": _seed_list(seeds, base_seed), **fixed},
+        fixed={"model": model, "lineups": lineups, "entrants": named, "seeds": seeds_to_run(seeds, base_seed), **fixed},
         engine=engine,
         progress=progress,
         desc=f"{model.__name__} tournament lineups",
