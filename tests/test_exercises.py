@@ -132,9 +132,10 @@ def pointed_import(name: str, pointers: list[str]) -> str | None:
     """The import a student reads from the exercise's text for ``name``: `coordkit.sweep`, or a module that has it."""
     for pointer in pointers:
         parent, _, last = pointer.rpartition(".")
-        if last == name and object_named(pointer) is not None:
+        named = object_named(pointer)
+        if last == name and named is not None:
             return f"from {parent} import {name}"
-        if isinstance(object_named(pointer), ModuleType) and hasattr(object_named(pointer), name):
+        if isinstance(named, ModuleType) and hasattr(named, name):
             return f"from {pointer} import {name}"
     return None
 
