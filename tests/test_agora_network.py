@@ -227,12 +227,19 @@ def _children(parents: set[int]) -> set[int]:
     return children
 
 
+@pytest.fixture
+def all_routines_sandboxed(monkeypatch):
+    """Every routine call in a sandbox session: the rule-based programmer's would run in the kit's process, and the
+    sessions' processes are what these tests watch."""
+    monkeypatch.setattr(Routines, "templates_in_process", False)
+
+
 def _routine_sessions() -> set[int]:
     """The processes that run routine sessions: children of the sandbox's warm workers (children of this process)."""
     return _children(_children({os.getpid()}))
 
 
-def test_a_hand_stepped_model_closes_its_servers_and_sandboxes_when_its_block_ends():
+def test_a_hand_stepped_model_closes_its_servers_and_sandboxes_when_its_block_ends(all_routines_sandboxed):
     before = _routine_sessions()
     with WeatherDemo(queries=10, transport="http", rng=0) as demo:
         for _ in range(6):  # past the negotiation: both sides run their routines in sandbox sessions
@@ -254,7 +261,7 @@ def _sessions_left_after(before: set[int]) -> set[int]:
     return _routine_sessions() - before
 
 
-def test_a_player_reset_mid_run_closes_the_run_it_replaces():
+def test_a_player_reset_mid_run_closes_the_run_it_replaces(all_routines_sandboxed):
     """A student who resets the weather player past the negotiation leaves no server listening and no routine's
     process behind, however often (the player closes the model it replaces)."""
     before = _routine_sessions()

@@ -203,7 +203,7 @@ def schema_of(document: ProtocolDocument | str) -> TaskSchema:
 
 # --- the rule-based programmer --------------------------------------------------------------------------------------
 
-_USER_HANDLE = '''
+USER_HANDLE = '''
 def handle(event):
     """The user's side: the task's input is the request's body; the reply's body is the task's output."""
     event = json.loads(event)
@@ -216,7 +216,7 @@ def handle(event):
     return json.dumps({"return": reply})
 '''
 
-_SERVER_HANDLE = '''
+SERVER_HANDLE = '''
 def handle(event):
     """The server's side: the request's fields go to the tool; the tool's answer is the reply's body."""
     event = json.loads(event)
@@ -244,7 +244,7 @@ class SchemaProgrammer:
     def user_routine(self, document: ProtocolDocument) -> str | None:
         """The user's routine: the task's input out through ``send``, the reply back as the task's output."""
         schema = _schema_or_none(document)
-        return None if schema is None else _source(schema, document, "user", [], _USER_HANDLE)
+        return None if schema is None else _source(schema, document, "user", None, USER_HANDLE)
 
     def server_routine(self, document: ProtocolDocument, tool: str | None = None) -> str | None:
         """The server's routine: a request's fields to ``tool`` (by default named as the task), its answer back."""
@@ -254,7 +254,7 @@ class SchemaProgrammer:
         tool = schema.task if tool is None else tool
         if not (isinstance(tool, str) and tool.isidentifier()):
             raise ValueError(f"tool: {tool!r} must be the name of one of the server's tools")
-        return _source(schema, document, "server", [f"TOOL = {tool!r}"], _SERVER_HANDLE)
+        return _source(schema, document, "server", tool, SERVER_HANDLE)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -267,21 +267,36 @@ def _schema_or_none(document: ProtocolDocument) -> TaskSchema | None:
         return None
 
 
-def _source(schema: TaskSchema, document: ProtocolDocument, side: str, constants: list[str], handle: str) -> str:
-    """A routine's source: its schemas and ``constants``, the validator, then the side's ``handle``."""
+class TemplateRoutine(str):
+    """The source a :class:`SchemaProgrammer` writes (a ``str``, as an LLM's would be), which also says what filled
+    its template: the ``handle`` it ends with (``USER_HANDLE`` or ``SERVER_HANDLE``), its schemas as the JSON it
+    reads them from, and the server's ``tool``. Kit code, not a stranger's: :mod:`~coordkit.agora.in_process` runs
+    it in the kit's process when that gives the sandbox's answer."""
+
+    handle: str
+    input_json: str
+    output_json: str
+    tool: str | None
+
+
+def _source(schema: TaskSchema, document: ProtocolDocument, side: str, tool: str | None, handle: str) -> str:
+    """A routine's source: its schemas and the server's ``tool``, the validator, then the side's ``handle``."""
+    input_json, output_json = (json.dumps(part, sort_keys=True) for part in (schema.input, schema.output))
     header = [
         f"# The {side}'s routine for the task {schema.task!r} in the protocol {document.hash},",
         "# written from the document's schema by coordkit's SchemaProgrammer (a rule-based stand-in for an LLM).",
         "import json",
         "",
-        f"INPUT = json.loads({json.dumps(schema.input, sort_keys=True)!r})",
-        f"OUTPUT = json.loads({json.dumps(schema.output, sort_keys=True)!r})",
-        *constants,
+        f"INPUT = json.loads({input_json!r})",
+        f"OUTPUT = json.loads({output_json!r})",
+        *([] if tool is None else [f"TOOL = {tool!r}"]),
         "",
         "",
         "",
     ]
-    return "\n".join(header) + _validator_source() + "\n" + handle
+    routine = TemplateRoutine("\n".join(header) + _validator_source() + "\n" + handle)
+    routine.handle, routine.input_json, routine.output_json, routine.tool = handle, input_json, output_json, tool
+    return routine
 
 
 @cache

@@ -338,7 +338,7 @@ class SandboxPool:
     ) -> str:
         """What the routine's ``handle(body)`` returns, or ``RoutineError``; see the module's docstring."""
         limits = _limits(max_lines, timeout_s, memory_mb)
-        _check_text(source, body)
+        check_text(source, body)
         return self._call(None, {"source": source, "body": body, **limits})
 
     def session(
@@ -352,7 +352,7 @@ class SandboxPool:
         """A :class:`RoutineSession` of ``source``: one process for all its calls, each within ``max_lines`` lines
         and ``timeout_s`` seconds, all within ``memory_mb``. Its process starts on its first call."""
         limits = _limits(max_lines, timeout_s, memory_mb)
-        _check_text(source, "")
+        check_text(source, "")
         with self._condition:
             if self._closed:
                 raise RuntimeError("this sandbox pool is closed")
@@ -402,7 +402,7 @@ class SandboxPool:
             reply = None
         finally:
             self._release(slot, worker, healthy)
-        return _answer(reply)
+        return answer(reply)
 
     def _start_child(self, session: "RoutineSession", body: str) -> str:
         """A session's call that forks its child (evicting the least recently used past ``sessions_per_worker``),
@@ -443,10 +443,10 @@ class SandboxPool:
             self._forget_child(session)
             if reply is None or reply == {"gone": True}:
                 return None
-            return _answer(reply)
+            return answer(reply)
         if "result" not in reply or session.pipes.calls == SESSION_CALLS:
             self._end_child(session)
-        return _answer(reply)
+        return answer(reply)
 
     def _end_child(self, session: "RoutineSession") -> None:
         """End the session's child, if it has one on a worker that still runs."""
@@ -554,7 +554,7 @@ class RoutineSession:
 
     def __call__(self, body: str) -> str:
         """What ``handle(body)`` returns, or ``RoutineError``; ``TypeError``/``ValueError`` for a bad ``body``."""
-        _check_text(self.source, body)
+        check_text(self.source, body)
         with self._lock:
             self._check_open()
             if self._ended:
@@ -599,7 +599,7 @@ class RoutineSession:
             raise RuntimeError("this routine session is closed")
 
 
-def _check_text(source: object, body: object) -> None:
+def check_text(source: object, body: object) -> None:
     for name, text in (("source", source), ("body", body)):
         if not isinstance(text, str):
             raise TypeError(f"a routine's {name} is a str, not {type(text).__name__}")
@@ -621,7 +621,7 @@ def _limits(max_lines: object, timeout_s: object, memory_mb: object) -> dict:
     return {"max_lines": max_lines, "timeout_s": float(timeout_s), "memory_mb": memory_mb}
 
 
-def _answer(reply: dict | None) -> str:
+def answer(reply: dict | None) -> str:
     """The routine's result from a worker's reply (None: it died), or the ``RoutineError`` the reply describes."""
     if reply is None:
         raise RoutineError("crashed", "the sandbox's worker process died or sent a malformed frame")

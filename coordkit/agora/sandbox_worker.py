@@ -712,7 +712,7 @@ def _serve_session_in_child(request: dict, workdir: str, cpu_s: int, bodies: int
         count_lines(None)
         while (message := read_frame(bodies)) is not None:
             count_lines(request["max_lines"])
-            reply = failure or _call_loaded(handle, message["body"])
+            reply = failure or call_loaded(handle, message["body"])
             count_lines(None)
             write_frame(out, reply)
     except MemoryError:
@@ -785,7 +785,7 @@ def _line_budget(exit_now: Callable[[int], None]) -> Callable[[int | None], None
 def _call_handle(source: str, body: str, builtins) -> dict:
     """Compile and run the routine; its result, or the failure it ends in (MemoryError propagates)."""
     handle, failure = _load_routine(source, builtins)
-    return failure or _call_loaded(handle, body)
+    return failure or call_loaded(handle, body)
 
 
 def _load_routine(source: str, builtins) -> tuple[object, dict | None]:
@@ -793,28 +793,30 @@ def _load_routine(source: str, builtins) -> tuple[object, dict | None]:
     try:
         code = compile(source, "<routine>", "exec")
     except (SyntaxError, ValueError) as error:
-        return None, _failure("syntax", f"the routine does not compile: {_describe_exception(error)}")
+        return None, _failure("syntax", f"the routine does not compile: {describe_exception(error)}")
     namespace = {"__name__": "routine", "__builtins__": builtins}
     try:
         exec(code, namespace)
     except MemoryError:
         raise
     except BaseException as error:
-        return None, _failure("crashed", f"the routine raised {_describe_exception(error)}")
+        return None, _failure("crashed", f"the routine raised {describe_exception(error)}")
     handle = namespace.get("handle")
     if not callable(handle):
         return None, _failure("syntax", "the routine defines no handle(body) function")
     return handle, None
 
 
-def _call_loaded(handle, body: str) -> dict:
-    """``handle(body)`` as a reply: its result, or the failure it ends in (MemoryError propagates)."""
+def call_loaded(handle, body: str, caught: type[BaseException] = BaseException) -> dict:
+    """``handle(body)`` as a reply: its result, or the failure it ends in, for what it raises of ``caught``
+    (MemoryError propagates; the kit's process, calling the rule-based programmer's routines, lets an interrupt
+    through: :mod:`~coordkit.agora.in_process`)."""
     try:
         result = handle(body)
     except MemoryError:
         raise
-    except BaseException as error:
-        return _failure("crashed", f"the routine raised {_describe_exception(error)}")
+    except caught as error:
+        return _failure("crashed", f"the routine raised {describe_exception(error)}")
     if not isinstance(result, str):
         return _failure("bad_return", f"handle(body) returned {type(result).__name__[:100]}, not str")
     if len(result) > MAX_TEXT_CHARS:
@@ -822,7 +824,7 @@ def _call_loaded(handle, body: str) -> dict:
     return {"result": str.__str__(result)}
 
 
-def _describe_exception(error: BaseException) -> str:
+def describe_exception(error: BaseException) -> str:
     try:
         text = str(error)
     except BaseException:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from coordkit.agora import llm_policies
 from coordkit.agora.costs import ACTIVITY_OF, ChargedClient, CostLog
+from coordkit.agora.in_process import TemplateSession
 from coordkit.agora.policies import NegotiationObservation, NegotiationTurn
 from coordkit.agora.protocol import ProtocolDocument
 from coordkit.agora.roles import CANNOT, NEGOTIATOR, ROLES, Role
-from coordkit.agora.routines import RoutinePair
+from coordkit.agora.routines import RoutinePair, TemplateRoutine
 from coordkit.agora.sandbox import DEFAULT_TIMEOUT_S, RoutineError, RoutineSession, routine_session
 from coordkit.agora.tasks import Catalogue, keyed_rng
 from coordkit.agora.transport import Transport
@@ -116,20 +117,28 @@ class Decisions:
 class Routines:
     """What runs a routine: a human routine as it is (trusted kit code); LLM-written source in a sandbox session,
     one process per agent and routine, so that a call costs a message, not a fork (routines of different agents
-    never share a process). A call may run ``max_lines`` lines of Python, the budget that decides a routine that
-    computes too long, the same on every run; ``timeout_s`` of wall time is the sandbox's safety net, which no
-    routine within its budget reaches on a working machine (:mod:`~coordkit.agora.sandbox`)."""
+    never share a process); the rule-based programmer's source in the kit's process whenever that gives the
+    sandbox's answer, else in a session too (:mod:`~coordkit.agora.in_process`; ``templates_in_process`` False
+    sends every call to the sandbox, as the tests that check the two agree do). A call may run ``max_lines`` lines
+    of Python, the budget that decides a routine that computes too long, the same on every run; ``timeout_s`` of
+    wall time is the sandbox's safety net, which no routine within its budget reaches on a working machine
+    (:mod:`~coordkit.agora.sandbox`)."""
+
+    templates_in_process = True
 
     def __init__(self, max_lines: int, timeout_s: float = DEFAULT_TIMEOUT_S):
         self.max_lines, self.timeout_s = max_lines, timeout_s
-        self._sessions: dict[tuple[str, str], RoutineSession] = {}
+        self._sessions: dict[tuple[str, str], RoutineSession | TemplateSession] = {}
 
     def runnable(self, agent_name: str, routine):
         if callable(routine):
             return routine
         key = (agent_name, routine)
         if key not in self._sessions:
-            self._sessions[key] = routine_session(routine, max_lines=self.max_lines, timeout_s=self.timeout_s)
+            if isinstance(routine, TemplateRoutine) and self.templates_in_process:
+                self._sessions[key] = TemplateSession(routine, self.max_lines, self.timeout_s)
+            else:
+                self._sessions[key] = routine_session(routine, max_lines=self.max_lines, timeout_s=self.timeout_s)
         return self._sessions[key]
 
     def close(self) -> None:
