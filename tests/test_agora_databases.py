@@ -70,6 +70,18 @@ def test_a_file_altered_under_a_hash_is_detected(tmp_path):
         ProtocolDatabase(path).get(WEATHER.hash)
 
 
+def test_a_sync_refuses_to_spread_a_text_altered_under_its_hash(tmp_path):
+    path = tmp_path / "network.sqlite"
+    network = DatabaseNetwork(path, sync_interval=1)
+    network["db1"].add(WEATHER)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE documents SET text = text || ' '")
+    with pytest.raises(ProtocolError, match=f"db1: the text stored under {WEATHER.hash} hashes to .*altered"):
+        network.query_executed()
+    assert network["db2"].hashes() == ()
+    network.close()
+
+
 def test_keywords_of_task_types_descriptions_and_lists():
     assert keywords("weather_forecast") == {"weather", "forecast"}
     assert keywords("bookTaxi") == keywords("book-taxi") == keywords(["Book", "TAXI"]) == {"book", "taxi"}

@@ -141,25 +141,38 @@ class ProtocolDatabase:
                     f"refused: a data: source carries the document {carried}, not {document.hash}; nothing was "
                     f"stored in {self.name} (make the source with to_data_uri(document.text))"
                 )
+        row = (document.hash, document.text, document.name, document.description)
         with self.store.transaction() as connection:
-            self._insert(connection, document, sources)
+            self._insert(connection, row, sources, self._held_keys(connection, document.hash))
         return document.hash
 
-    def _insert(self, connection: sqlite3.Connection, document: ProtocolDocument, sources: tuple[str, ...]) -> None:
-        if not connection.execute(
-            "SELECT 1 FROM documents WHERE database = ? AND hash = ?", (self.name, document.hash)
-        ).fetchone():
+    def _held_keys(self, connection: sqlite3.Connection, hash: str | None = None) -> set:
+        """The hashes this database holds and its (hash, source) pairs, all of them or ``hash``'s."""
+        where, parameters = ("", (self.name,)) if hash is None else (" AND hash = ?", (self.name, hash))
+        hashes = connection.execute(f"SELECT hash FROM documents WHERE database = ?{where}", parameters).fetchall()
+        pairs = connection.execute(f"SELECT hash, uri FROM sources WHERE database = ?{where}", parameters).fetchall()
+        return {hash for (hash,) in hashes} | set(pairs)
+
+    def _insert(self, connection: sqlite3.Connection, row: tuple, sources: Iterable[str], held: set) -> None:
+        """Store the document ``row`` (hash, text, name, description) after the others, unless ``held`` (this
+        database's :meth:`_held_keys`, kept up to date) has it, and each of ``sources`` it has not, after the
+        document's others."""
+        hash = row[0]
+        if hash not in held:
             connection.execute(
                 "INSERT INTO documents VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM documents "
                 "WHERE database = ?), ?, ?, ?, ?)",
-                (self.name, self.name, document.hash, document.text, document.name, document.description),
+                (self.name, self.name, *row),
             )
+            held.add(hash)
         for uri in sources:
-            connection.execute(
-                "INSERT OR IGNORE INTO sources VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM sources "
-                "WHERE database = ? AND hash = ?), ?)",
-                (self.name, document.hash, self.name, document.hash, uri),
-            )
+            if (hash, uri) not in held:
+                connection.execute(
+                    "INSERT INTO sources VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM sources "
+                    "WHERE database = ? AND hash = ?), ?)",
+                    (self.name, hash, self.name, hash, uri),
+                )
+                held.add((hash, uri))
 
     def get(self, hash: str) -> ProtocolDocument | None:
         """The document with this hash, or None; a ProtocolError if the file was altered under the hash."""
@@ -310,10 +323,11 @@ class DatabaseNetwork:
         """Every database gives each peer the documents and sources it held when the sync began (one hop)."""
         with self.store.transaction() as connection:
             held = {database.name: _held(database) for database in self.databases}
+            keys = {database.name: database._held_keys(connection) for database in self.databases}
             for database in self.databases:
                 for peer in self.peers(database):
-                    for document, sources in held[database.name]:
-                        peer._insert(connection, document, sources)
+                    for row, sources in held[database.name]:
+                        peer._insert(connection, row, sources, keys[peer.name])
             connection.execute("UPDATE counters SET value = value + 1 WHERE name = 'syncs'")
 
     def save(self, path: str | os.PathLike) -> None:
@@ -335,8 +349,14 @@ class DatabaseNetwork:
         return f"DatabaseNetwork({chain}, {self.queries} queries, {self.syncs} syncs)"
 
 
-def _held(database: ProtocolDatabase) -> list[tuple[ProtocolDocument, tuple[str, ...]]]:
-    return [(database.get(entry.hash), entry.sources) for entry in database.listing()]
+def _held(database: ProtocolDatabase) -> list[tuple[tuple, tuple[str, ...]]]:
+    """The database's documents in the order they arrived, as stored (hash, text, name, description), with their
+    sources; a ProtocolError if a text no longer hashes to its hash (the file was altered), as :meth:`get` says."""
+    texts = dict(database.store.rows("SELECT hash, text FROM documents WHERE database = ?", database.name))
+    for hash, text in texts.items():
+        if protocol_hash(text) != hash:
+            database.get(hash)  # raises the ProtocolError that names the altered text
+    return [((e.hash, texts[e.hash], e.name, e.description), e.sources) for e in database.listing()]
 
 
 def _check_count(name: str, value: object, high: int, meaning: str) -> None:
