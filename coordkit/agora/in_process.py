@@ -10,7 +10,9 @@ copies (:func:`~coordkit.agora.schemas.validate`) and its schemas read from the 
 code on the same values, and fails with the same reason and message (:func:`~coordkit.agora.sandbox_worker.call_loaded`,
 :func:`~coordkit.agora.sandbox.answer`). It does so only when the budget cannot decide (:func:`lines_bound`) and
 the body nests shallowly enough that no recursion limit can either (``MAX_BRACKETS``); any other call goes to a
-sandbox session, the same as an LLM's routine. LLM-written routines always run in the sandbox.
+sandbox session, the same as an LLM's routine. LLM-written routines always run in the sandbox. A call run here
+has no wall clock: the sandbox's is a safety net for a machine too slow, which a call within its budget never
+reaches on a working one.
 """
 
 import json
@@ -26,7 +28,7 @@ from coordkit.agora.schemas import validate
 MAX_BRACKETS = 100
 # Lines a call may run besides the validator's: the template's handle, the JSON module's Python, call_loaded's
 BASE_LINES = 200
-# Lines one validate() call runs before it recurses, besides one a schema entry: measured under 40 (tests)
+# Lines one validate() call runs besides those per schema entry: about 30 (the tests count them)
 LINES_PER_VALUE = 50
 LINES_PER_ENTRY = 5  # lines one enum value, required name or property of a schema runs in one validate() call
 

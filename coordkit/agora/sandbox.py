@@ -6,7 +6,8 @@ separate, throw-away process and returns the string it returns, or raises ``Rout
 happened; the agent then falls back to natural language, counted. ``routine_session(source)`` gives a
 :class:`RoutineSession` instead, a callable ``session(body) -> str`` whose calls share one sandboxed process (a
 session's), with the same confinement and the same errors, at a fraction of a call's cost. The paper's library execs
-routines in the agent's own process; the kit never does.
+routines in the agent's own process; the kit never does with an LLM's (its rule-based programmer's, a template of its
+own, run there when that gives this module's answer: :mod:`~coordkit.agora.in_process`).
 
 Threat model. The routine's author is untrusted (an LLM that read a protocol document written by a stranger); its
 input ``body`` comes from another agent. We defend the kit's process, the machine and the other routines against a
