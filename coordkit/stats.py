@@ -1,4 +1,8 @@
-"""The statistics the papers report, as thin, checked wrappers around scipy.stats."""
+"""The statistics the papers report, as thin, checked wrappers around scipy.stats.
+
+``scipy.stats`` is imported by the functions that use it, not with this module: it takes a second or more to
+import, and every family's measures import this module (issue 48). :func:`mean_interval` needs only Student's t
+quantile, from ``scipy.special`` (the function ``scipy.stats.t`` itself calls)."""
 
 import warnings
 from collections.abc import Sequence
@@ -8,7 +12,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,11 @@ def mean_interval(
     sample = _sample(values, "values", min_n=1)
     if sample.size == 1:
         return Interval(low=float("nan"), high=float("nan"))
-    mean, sem = float(np.mean(sample)), float(stats.sem(sample))
+    mean, sem = float(np.mean(sample)), float(np.std(sample, ddof=1) / sample.size**0.5)
     if sem == 0:
         return Interval(low=mean, high=mean)
-    low, high = stats.t.interval(confidence, sample.size - 1, loc=mean, scale=sem)
+    dof = sample.size - 1  # scipy.stats.t.interval's arithmetic: the quantiles, scaled and shifted
+    low, high = (special.stdtrit(dof, q) * sem + mean for q in ((1.0 - confidence) / 2, (1.0 + confidence) / 2))
     return Interval(low=float(max(low, bounds[0])), high=float(min(high, bounds[1])))
 
 
@@ -73,6 +78,8 @@ def ratio_interval(numerator: ArrayLike, denominator: ArrayLike, confidence: flo
     top, bottom = _sample(numerator, "numerator", min_n=1), _sample(denominator, "denominator", min_n=1)
     if top.size == 1 or bottom.size == 1:
         return Interval(low=float("nan"), high=float("nan"))
+    from scipy import stats
+
     result = stats.bootstrap(
         (top, bottom),
         lambda a, b, axis: np.mean(a, axis=axis) / np.mean(b, axis=axis),
@@ -87,6 +94,8 @@ def ratio_interval(numerator: ArrayLike, denominator: ArrayLike, confidence: flo
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval for the success rate ``successes / n``."""
     _check_proportion(successes, n, "successes", "n")
+    from scipy import stats
+
     ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(low=float(ci.low), high=float(ci.high))
 
@@ -100,6 +109,8 @@ def fisher_exact(successes_a: int, n_a: int, successes_b: int, n_b: int) -> Test
     _check_proportion(successes_a, n_a, "successes_a", "n_a")
     _check_proportion(successes_b, n_b, "successes_b", "n_b")
     table = [[successes_a, n_a - successes_a], [successes_b, n_b - successes_b]]
+    from scipy import stats
+
     result = stats.fisher_exact(table, alternative="two-sided")
     return TestResult(statistic=float(result.statistic), p_value=float(result.pvalue))
 
@@ -123,6 +134,8 @@ def chi_square(successes: Sequence[int], totals: Sequence[int]) -> TestResult:
             "outcome (all successes or all failures)"
         )
     table = [[s, t - s] for s, t in zip(successes, totals, strict=True)]
+    from scipy import stats
+
     result = stats.chi2_contingency(table)
     return TestResult(statistic=float(result.statistic), p_value=float(result.pvalue), dof=int(result.dof))
 
@@ -131,6 +144,8 @@ def welch_t(a: ArrayLike, b: ArrayLike) -> TestResult:
     """Welch's two-sample t-test (unequal variances), with Welch-Satterthwaite dof. Undefined, and refused, when
     neither sample varies."""
     sample_a, sample_b = _spread_samples(a, b, "Welch's t")
+    from scipy import stats
+
     with warnings.catch_warnings():
         # scipy suspects rounding in a sample whose values are all alike; one constant sample is exact, and fine
         warnings.filterwarnings("ignore", "Precision loss occurred in moment calculation", RuntimeWarning)

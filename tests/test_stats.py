@@ -1,5 +1,7 @@
 import math
 import statistics
+import subprocess
+import sys
 import warnings
 from math import comb
 
@@ -278,6 +280,32 @@ def test_mean_interval_is_the_student_t_interval_and_a_point_for_constant_data()
     half_width = 3.1824463 * (1.2909944 / 2)  # t(0.975, 3) · s/√n
     assert interval.low == pytest.approx(2.5 - half_width) and interval.high == pytest.approx(2.5 + half_width)
     assert mean_interval([0.5, 0.5]) == Interval(0.5, 0.5)
+
+
+@given(
+    st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=40),
+    st.sampled_from([0.5, 0.9, 0.95, 0.99]),
+)
+def test_mean_interval_is_scipy_stats_t_interval_to_the_last_bit(values, confidence):
+    from scipy import stats as scipy_stats
+
+    from coordkit.stats import mean_interval
+
+    sample = np.asarray(values)
+    assume(np.ptp(sample) > 1e-100)  # scipy's t gives NaN for a spread near 1e-206; the kit a true interval
+    low, high = scipy_stats.t.interval(confidence, sample.size - 1, loc=sample.mean(), scale=scipy_stats.sem(sample))
+    assert mean_interval(values, confidence) == Interval(float(low), float(high))
+
+
+def test_the_families_measures_import_without_scipy_stats():
+    """A second or more of every kernel's start (issue 48): only the functions that need it import it."""
+    code = (
+        "import sys, coordkit.stats, coordkit.replication.estimates, coordkit.rep.movies.experiments\n"
+        "coordkit.stats.mean_interval([1.0, 2.0, 4.0])\n"
+        "print('scipy.stats' in sys.modules)"
+    )
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "False"
 
 
 def test_one_value_has_no_interval_and_no_value_is_an_error():

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as scipy_stats
 
 from coordkit import stats
 
@@ -122,6 +121,8 @@ def difference(a: ArrayLike, b: ArrayLike, unit: str = "", label: str = "") -> E
         return Estimate(value, np.nan, np.nan, n, unit, "difference of means", label)
     if np.ptp(a) == 0 and np.ptp(b) == 0:
         return Estimate(value, value, value, n, unit, "difference of means, no run varies", label)
+    from scipy import stats as scipy_stats  # here: a second to import, and most measures never need it
+
     with warnings.catch_warnings():  # one sample that does not vary (every REP game above the threshold) is fine
         warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
         interval = scipy_stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
