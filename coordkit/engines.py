@@ -20,14 +20,21 @@ outside ``if __name__ == "__main__":`` is a :class:`MainGuardMissing`, not a sto
 workers of a sweep whose process is killed exit with it.
 """
 
+import atexit
+import io
 import os
+import pickle
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 SCHEDULER_VARIABLE = "COORDKIT_DASK_SCHEDULER"
 ENGINES = ("serial", "processes", "dask")
@@ -74,17 +81,19 @@ class ProcessEngine:
     Spawn rather than fork, because forking a process that runs threads (as a Jupyter kernel does) can deadlock.
     Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with``
     block, the engine keeps its pool between sweeps (a new worker imports Python, pandas and Mesa again: a second or
-    two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced.
+    two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced. Each worker
+    imports the modules named in ``preload`` as it starts.
     """
 
     workers: int | None = None
+    preload: tuple[str, ...] = field(default=(), repr=False)
     _pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_workers(self.workers)
 
     def __enter__(self) -> "ProcessEngine":
-        self._pool = _process_pool(self._size())
+        self._pool = _process_pool(self._size(), self.preload)
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -100,7 +109,7 @@ class ProcessEngine:
             return
         kept = self._pool
         workers = self._size() if kept else min(self._size(), len(tasks))
-        pool = kept or _process_pool(workers)
+        pool = kept or _process_pool(workers, self.preload)
         pending = [pool.submit(_run_chunk, fn, chunk) for chunk in chunks(tasks, workers)]
         try:
             for done in as_completed(pending):
@@ -108,7 +117,7 @@ class ProcessEngine:
         except BrokenProcessPool:
             if kept is not None:
                 kept.shutdown(cancel_futures=True)
-                self._pool = _process_pool(workers)
+                self._pool = _process_pool(workers, self.preload)
             if _sweeps_on_import():
                 raise _main_guard_missing() from None
             raise WorkerLost("a worker process died (killed, or out of memory)") from None
@@ -117,6 +126,11 @@ class ProcessEngine:
                 future.cancel()
             if kept is None:
                 pool.shutdown()
+
+    def start_workers(self) -> None:
+        """Start every worker of the kept pool now, in the background, rather than at the first sweep."""
+        for _ in range(self._size()):
+            self._pool.submit(int)
 
     def _size(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -270,13 +284,22 @@ def chunks[T](tasks: list[T], workers: int) -> list[list[tuple[int, T]]]:
     return [numbered[start : start + size] for start in range(0, len(numbered), size)]
 
 
-def _process_pool(workers: int):
-    """A pool of ``workers`` spawned processes, each of which exits with this process."""
+def _process_pool(workers: int, preload: tuple[str, ...] = ()):
+    """A pool of ``workers`` spawned processes, each of which exits with this process and imports ``preload``."""
     import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(preload,))
+
+
+def _start_worker(preload: tuple[str, ...]) -> None:
+    """A pool worker's initializer: exit with the parent (:func:`_exit_with_parent`), then import ``preload``."""
+    import importlib
+
+    _exit_with_parent()
+    for module in preload:
+        importlib.import_module(module)
 
 
 def _run_chunk[T, R](fn: Callable[[T], R], chunk: list[tuple[int, T]]) -> list[tuple[int, R]]:
@@ -353,6 +376,75 @@ class Default:
 
 
 _default: ContextVar[Default | None] = ContextVar("default_engine", default=None)
+_every_core: Default | None = None  # use_every_core()'s, for every sweep of the process outside a using() block
+
+
+def use_every_core(workers: int | None = None) -> None:
+    """From now on, every sweep of this process that names no engine runs on a kept pool of worker processes, one
+    per CPU (or ``workers``): what a notebook's first cell asks, so that a 2-core machine runs its sweeps on both
+    cores. The results are the same, row for row, as on one core.
+
+    The workers start at once, in the background, each importing the kit's modules this process has imported, so
+    that the first sweep finds them ready. A sweep whose run or parameters live in this process alone (defined in a
+    notebook cell; an LLM client) still runs here (:func:`coordkit.sweeps.sweep`), and a :func:`using` block still
+    chooses its own engine. Called again with the same ``workers``, it keeps the pool; with one CPU and no
+    ``workers``, it does nothing (a pool would only share the one core). :func:`use_one_core` undoes it."""
+    global _every_core
+    check_workers(workers)
+    if _every_core is not None and _every_core.engine.workers == workers:
+        return
+    use_one_core()
+    if workers is None and (os.cpu_count() or 1) == 1:
+        return
+    preload = tuple(sorted(name for name in sys.modules if name.split(".")[0] == "coordkit"))
+    engine = ProcessEngine(workers, preload=preload).__enter__()
+    engine.start_workers()
+    _every_core = Default(engine)
+
+
+def on_another_core[R](fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> "Future[R] | None":
+    """``fn(*args, **kwargs)`` started on a worker of :func:`use_every_core`'s pool, to be waited for with
+    ``.result()``; None when there is no pool or the call cannot reach another process (:func:`stays_here`): then
+    call it here. For one run beside another, as both arms of an experiment."""
+    if _every_core is None or stays_here(fn, args, kwargs):
+        return None
+    return _every_core.engine._pool.submit(fn, *args, **kwargs)
+
+
+class _DefinedHere(Exception):
+    """Raised by :class:`_TravelCheck` at the first object that only this process can know."""
+
+
+class _TravelCheck(pickle.Pickler):
+    """A pickler that stops at an object a worker process could not rebuild: one whose class or function is
+    defined in ``__main__`` (a notebook cell, a script) or inside a function."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        defined = obj if isinstance(obj, type | FunctionType) else type(obj)
+        if getattr(defined, "__module__", None) == "__main__" or "<locals>" in getattr(defined, "__qualname__", ""):
+            raise _DefinedHere
+        return NotImplemented
+
+
+def stays_here(*objects: Any) -> bool:
+    """Whether ``objects`` (a run and its parameters) cannot go to a worker process: defined in a notebook cell, a
+    lambda, or anything else pickle cannot send."""
+    try:
+        _TravelCheck(io.BytesIO()).dump(objects)
+    except (_DefinedHere, pickle.PicklingError, TypeError, AttributeError):
+        return True
+    return False
+
+
+def use_one_core() -> None:
+    """Undo :func:`use_every_core`: sweeps that name no engine run in this process again, and the pool stops."""
+    global _every_core
+    kept, _every_core = _every_core, None
+    if kept is not None:
+        kept.engine.__exit__(None, None, None)
+
+
+atexit.register(use_one_core)  # the pool's workers would exit with this process anyway; this lets them finish cleanly
 
 
 @contextmanager
@@ -405,7 +497,7 @@ def check_workers(workers: int | None) -> None:
 
 def _chosen(engine: "str | Engine | None", workers: int | None) -> Engine:
     if engine is None:
-        default = _default.get()
+        default = _default.get() or _every_core
         if default is None:
             return SerialEngine()
         default.sweeps += 1

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve
+from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve, stays_here
 from coordkit.llm.base import LLMClient, StopRun
 from coordkit.model import Model
 from coordkit.seeds import check_seeds, derive_seeds
@@ -99,7 +99,7 @@ def sweep(
         run.parameters.check_grid(({**fixed, **params} for params in combinations), owner=run.__name__, model=run)
     elif frame:
         raise ValueError("frame=True collects a model's frame(); pass a model class, or return a frame from run")
-    engine = _engine_for(engine, workers, fixed)
+    engine = _engine_for(engine, workers, fixed, run, combinations)
     if isinstance(engine, ProcessEngine):
         _require_importable(run)
     tasks = [(run, params, fixed, seed, frame) for params in combinations for seed in seed_list]
@@ -213,11 +213,17 @@ def _run_task(task: Task) -> pd.DataFrame:
     return pd.concat([pd.DataFrame(labels, index=frame.index), frame], axis=1)
 
 
-def _engine_for(engine: "str | Engine | None", workers: int | None, fixed: dict[str, Any]) -> Engine:
+def _engine_for(
+    engine: "str | Engine | None", workers: int | None, fixed: dict[str, Any], run: Run, combinations: list[dict]
+) -> Engine:
     """The engine of the sweep: as asked, but serial when a fixed parameter is an LLM client (its ledger, budget
-    and recording live in this process; a copy in a worker would spend unseen). The default engine of a
-    :func:`~coordkit.engines.using` block yields to that; an engine asked for by name or object is refused."""
+    and recording live in this process; a copy in a worker would spend unseen). The default engine (of a
+    :func:`~coordkit.engines.using` block or :func:`~coordkit.engines.use_every_core`) yields to that, and to a
+    run or parameters that cannot reach another process (:func:`~coordkit.engines.stays_here`); an engine asked
+    for by name or object is refused for a client."""
     clients = sorted(name for name, value in fixed.items() if isinstance(value, LLMClient))
+    if engine is None and not clients and stays_here(run, fixed, combinations):
+        return SerialEngine()
     if not clients:
         return resolve(engine, workers)
     chosen = SerialEngine() if engine is None else resolve(engine, workers)

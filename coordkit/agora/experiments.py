@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from coordkit import engines
 from coordkit.agora import charts, measures, stand_in
 from coordkit.agora.costs import ACTIVITIES, weather_costs
 from coordkit.agora.model import ARM_NAMES, PROTOCOLS, AgoraNetwork, WeatherDemo
@@ -40,16 +41,44 @@ def play_both(
     model: type, seed: int, llm: LLMClient | None = None, progress: Callable[[float], None] | None = None, **params
 ) -> pd.DataFrame:
     """Both arms of one seed (the same queries and data): the frames, one under the other, with ``protocol``.
-    ``progress(fraction)``, if given, hears how far the two runs are, every ``PROGRESS_EVERY`` queries."""
-    frames = []
-    for arm, protocol in enumerate(PROTOCOLS):
-        played = model(protocol=protocol, llm=llm, rng=seed, **params)
-        while played.running:
-            played.step()
-            if progress is not None and played.steps % PROGRESS_EVERY == 0:
-                progress((arm + played.steps / len(played.plan)) / len(PROTOCOLS))
-        frames.append(played.frame().assign(protocol=protocol))
+    ``progress(fraction)``, if given, hears how far the two runs are, every ``PROGRESS_EVERY`` queries.
+
+    Without an LLM, and with :func:`~coordkit.engines.use_every_core`'s pool, natural language plays on another
+    core while Agora plays here (the arms share nothing but their parameters); the frames are the same."""
+    beside = engines.on_another_core(play_arm, model, PROTOCOLS[1], seed, **params) if llm is None else None
+    arms = PROTOCOLS[:1] if beside is not None else PROTOCOLS
+    frames = [
+        play_arm(model, protocol, seed, llm, _arm_progress(progress, arm, len(arms)), **params)
+        for arm, protocol in enumerate(arms)
+    ]
+    if beside is not None:
+        frames.append(beside.result())
     return pd.concat(frames, ignore_index=True)
+
+
+def play_arm(
+    model: type,
+    protocol: str,
+    seed: int,
+    llm: LLMClient | None = None,
+    progress: Callable[[float], None] | None = None,
+    **params,
+) -> pd.DataFrame:
+    """One arm of one seed: its frame, with ``protocol``; ``progress(fraction)`` every ``PROGRESS_EVERY`` queries."""
+    played = model(protocol=protocol, llm=llm, rng=seed, **params)
+    while played.running:
+        played.step()
+        if progress is not None and played.steps % PROGRESS_EVERY == 0:
+            progress(played.steps / len(played.plan))
+    return played.frame().assign(protocol=protocol)
+
+
+def _arm_progress(progress: Callable[[float], None] | None, arm: int, arms: int) -> Callable[[float], None] | None:
+    """``progress`` for arm ``arm`` of the ``arms`` played here one after the other: its fraction as a share of
+    them all (the arm played beside them, the quicker, is not counted)."""
+    if progress is None:
+        return None
+    return lambda fraction: progress((arm + fraction) / arms)
 
 
 def break_even(frame: pd.DataFrame) -> int | None:
