@@ -54,7 +54,7 @@ def weather(frame: pd.DataFrame) -> alt.LayerChart:
         f"{paper.value('natural_language_exchange_cost'):.3f} USD a natural-language exchange"
     )
     title = alt.TitleParams("Alice and Bob: what the forecasts cost", subtitle=subtitle)
-    return alt.layer(line, data=mean, width=420, height=240, title=title)
+    return viz.layer(line, data=mean, width=420, height=240, title=title)  # a panel redraws it at each change
 
 
 def moving(frame: pd.DataFrame, window: int = WINDOW, points: int = POINTS) -> pd.DataFrame:
