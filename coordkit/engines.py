@@ -24,6 +24,7 @@ import atexit
 import io
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -82,18 +83,20 @@ class ProcessEngine:
     Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with``
     block, the engine keeps its pool between sweeps (a new worker imports Python, pandas and Mesa again: a second or
     two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced. Each worker
-    imports the modules named in ``preload`` as it starts.
+    imports the modules named in ``preload`` as it starts; with ``ignore_interrupts``, the workers ignore SIGINT,
+    which a kernel's *Interrupt* sends to every process it started, and leave the interrupting to their parent.
     """
 
     workers: int | None = None
     preload: tuple[str, ...] = field(default=(), repr=False)
+    ignore_interrupts: bool = False
     _pool: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_workers(self.workers)
 
     def __enter__(self) -> "ProcessEngine":
-        self._pool = _process_pool(self._size(), self.preload)
+        self._pool = _process_pool(self._size(), self.preload, self.ignore_interrupts)
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -109,7 +112,7 @@ class ProcessEngine:
             return
         kept = self._pool
         workers = self._size() if kept else min(self._size(), len(tasks))
-        pool = kept or _process_pool(workers, self.preload)
+        pool = kept or _process_pool(workers, self.preload, self.ignore_interrupts)
         pending = [pool.submit(_run_chunk, fn, chunk) for chunk in chunks(tasks, workers)]
         try:
             for done in as_completed(pending):
@@ -117,7 +120,7 @@ class ProcessEngine:
         except BrokenProcessPool:
             if kept is not None:
                 kept.shutdown(cancel_futures=True)
-                self._pool = _process_pool(workers, self.preload)
+                self._pool = _process_pool(workers, self.preload, self.ignore_interrupts)
             if _sweeps_on_import():
                 raise _main_guard_missing() from None
             raise WorkerLost("a worker process died (killed, or out of memory)") from None
@@ -284,20 +287,26 @@ def chunks[T](tasks: list[T], workers: int) -> list[list[tuple[int, T]]]:
     return [numbered[start : start + size] for start in range(0, len(numbered), size)]
 
 
-def _process_pool(workers: int, preload: tuple[str, ...] = ()):
-    """A pool of ``workers`` spawned processes, each of which exits with this process and imports ``preload``."""
+def _process_pool(workers: int, preload: tuple[str, ...] = (), ignore_interrupts: bool = False):
+    """A pool of ``workers`` spawned processes, each of which exits with this process and imports ``preload``
+    (ignoring SIGINT, if asked)."""
     import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(preload,))
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(preload, ignore_interrupts)
+    )
 
 
-def _start_worker(preload: tuple[str, ...]) -> None:
-    """A pool worker's initializer: exit with the parent (:func:`_exit_with_parent`), then import ``preload``."""
+def _start_worker(preload: tuple[str, ...], ignore_interrupts: bool) -> None:
+    """A pool worker's initializer: exit with the parent (:func:`_exit_with_parent`), ignore SIGINT if asked, then
+    import ``preload``."""
     import importlib
 
     _exit_with_parent()
+    if ignore_interrupts:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     for module in preload:
         importlib.import_module(module)
 
@@ -387,7 +396,9 @@ def use_every_core(workers: int | None = None) -> None:
     The workers start at once, in the background, each importing the kit's modules this process has imported, so
     that the first sweep finds them ready. A sweep whose run or parameters live in this process alone (defined in a
     notebook cell; an LLM client) still runs here (:func:`coordkit.sweeps.sweep`), and a :func:`using` block still
-    chooses its own engine. Called again with the same ``workers``, it keeps the pool; with one CPU and no
+    chooses its own engine. The workers ignore SIGINT: a kernel's *Interrupt*, which reaches every process the
+    kernel started, stops the cell and leaves the pool to the next sweep. Called again with the same ``workers``, it
+    keeps the pool; with one CPU and no
     ``workers``, it does nothing (a pool would only share the one core). :func:`use_one_core` undoes it."""
     global _every_core
     check_workers(workers)
@@ -397,7 +408,7 @@ def use_every_core(workers: int | None = None) -> None:
     if workers is None and (os.cpu_count() or 1) == 1:
         return
     preload = tuple(sorted(name for name in sys.modules if name.split(".")[0] == "coordkit"))
-    engine = ProcessEngine(workers, preload=preload).__enter__()
+    engine = ProcessEngine(workers, preload=preload, ignore_interrupts=True).__enter__()
     engine.start_workers()
     _every_core = Default(engine)
 

@@ -58,7 +58,7 @@ class SweepError(RuntimeError):
 
 def sweep(
     run: Run,
-    grid: Mapping[str, Sequence] | None = None,
+    grid: Mapping[str, Sequence] | Sequence[Mapping[str, Any]] | None = None,
     seeds: int | Sequence[int] = 1,
     *,
     base_seed: int = 0,
@@ -72,18 +72,19 @@ def sweep(
 ) -> pd.DataFrame:
     """Call ``run`` for every grid combination and seed; return all results as one DataFrame.
 
-    ``grid`` maps parameter names to the values to try (None or {} means one run
-    per seed with no parameters); ``fixed`` parameters go to every run without a
-    column of their own (an LLM client, say). ``seeds`` is a number of seeds to
+    ``grid`` maps parameter names to the values to try, every combination of them (None or {} means one run
+    per seed with no parameters), or is a list of settings (dicts), each tried as it is; ``fixed`` parameters go
+    to every run without a column of their own (an LLM client, say). ``seeds`` is a number of seeds to
     derive from ``base_seed`` or an explicit sequence of seeds. A model class
     gives one row of ``summary()`` per run, or its ``frame()`` with
     ``frame=True``. ``engine`` is "serial", "processes", "dask" or any ``Engine``
-    (default: serial, or the engine of an enclosing :func:`coordkit.engines.using`);
+    (default: serial, or the engine of an enclosing :func:`coordkit.engines.using`, or
+    :func:`coordkit.engines.use_every_core`'s pool);
     ``workers`` sets the pool size for "processes" and "dask". ``store`` is a folder
     that keeps every finished run; run the same sweep again to finish an interrupted one.
     Each result gets the parameter columns and a ``seed`` column in front (unless it already has a
-    column of that name). Rows follow grid order (the product of the grid's
-    values, first key slowest), then seed order, whatever the engine. The
+    column of that name; a setting without a parameter another has leaves it empty). Rows follow grid order (the
+    product of the grid's values, first key slowest, or the list's order), then seed order, whatever the engine. The
     results' own indexes are discarded. Runs that raise do not stop the others: once all are done,
     :class:`SweepError` names each failed run's parameters and seed and carries the finished results. A
     :class:`~coordkit.llm.base.StopRun` (the budget reached, a provider that fails every call) stops the sweep
@@ -236,8 +237,11 @@ def _engine_for(
     return chosen
 
 
-def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:
-    """Every combination of grid values, as keyword dicts, in itertools.product order."""
+def _combinations(grid: Mapping[str, Sequence] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """Every combination of grid values, as keyword dicts, in itertools.product order; or a list of settings, as
+    given."""
+    if isinstance(grid, Sequence) and not isinstance(grid, str | bytes):
+        return _settings(grid)
     grid = grid or {}
     for name, values in grid.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)) or len(values) == 0:
@@ -245,6 +249,21 @@ def _combinations(grid: Mapping[str, Sequence] | None) -> list[dict[str, Any]]:
     if "seed" in grid:
         raise ValueError("grid must not contain 'seed'; pass seeds=... to sweep instead")
     return [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+
+
+def _settings(grid: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A list of settings, checked: at least one, each a dict of parameters, none with a seed."""
+    if len(grid) == 0:
+        raise ValueError("grid is an empty list: give at least one setting (a dict of parameters), or None")
+    for position, setting in enumerate(grid):
+        if not isinstance(setting, Mapping):
+            raise ValueError(
+                f"grid[{position}] is {setting!r}: a list grid holds settings, each a dict such as "
+                "{'protocol': 'a2a', 'seats': 3}; for every combination of values, pass a dict of lists instead"
+            )
+        if "seed" in setting:
+            raise ValueError(f"grid[{position}] must not contain 'seed'; pass seeds=... to sweep instead")
+    return [dict(setting) for setting in grid]
 
 
 def seeds_to_run(seeds: int | Sequence[int], base_seed: int) -> list[int]:

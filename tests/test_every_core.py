@@ -3,6 +3,8 @@ default of every sweep that names no engine; a run or parameters only this proce
 a lambda, an LLM client) stay here; the frames are the same as on one core; ``use_one_core()`` undoes it."""
 
 import os
+import signal
+import time
 
 import pytest
 
@@ -36,6 +38,17 @@ def test_sweeps_that_name_no_engine_run_on_the_kept_pool_until_use_one_core(ever
     assert len(first | second) <= 2, "two sweeps ran on more processes than the kept pool of 2"
     engines.use_one_core()
     assert set(sweep(worker_pid, None, 3, progress=False)["pid"]) == {os.getpid()}
+
+
+def test_an_interrupt_of_the_kernel_leaves_the_pool_to_the_next_sweep(every_core):
+    """Jupyter's Interrupt signals the kernel's whole process group: the workers must not die of it."""
+    workers = set(sweep(worker_pid, None, 8, progress=False)["pid"])
+    for pid in workers:
+        os.kill(pid, signal.SIGINT)
+    time.sleep(0.5)
+    for pid in workers:
+        os.kill(pid, 0)  # raises ProcessLookupError for a worker that died of the interrupt
+    assert len(sweep(worker_pid, None, 8, progress=False)) == 8
 
 
 def test_a_using_block_and_a_named_engine_still_choose_their_own(every_core):

@@ -231,3 +231,25 @@ def test_a_sweep_stopped_by_the_budget_raises_the_stop_with_the_runs_that_finish
     finished = stopped.value.results
     assert finished["seed"].tolist() == derive_seeds(0, 5)[:3] and finished["answer"].tolist() == ["4"] * 3
     assert stopped.value.failures == []
+
+
+def test_a_list_of_settings_sweeps_each_as_given_in_its_order_with_the_same_seeds():
+    settings = [{"length": 5, "scale": 2.0}, {"length": 7}, {"scale": 0.5, "length": 3}]
+    swept = sweep(Walk, settings, seeds=3, progress=False)
+    one_by_one = [sweep(Walk, {name: [value] for name, value in s.items()}, seeds=3, progress=False) for s in settings]
+    assert_frame_equal(swept, pd.concat(one_by_one, ignore_index=True))
+    assert list(swept.columns[:3]) == ["length", "scale", "seed"]
+    assert swept["scale"].isna().tolist() == [False] * 3 + [True] * 3 + [False] * 3, "a setting without a scale"
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ([], "grid is an empty list: give at least one setting"),
+        ([{"p": 0.5}, 0.5], r"grid\[1\] is 0.5: a list grid holds settings, each a dict"),
+        ([{"p": 0.5, "seed": 3}], r"grid\[0\] must not contain 'seed'; pass seeds="),
+    ],
+)
+def test_a_bad_list_of_settings_is_refused_before_any_run(grid, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(coin_run, grid, progress=False)
