@@ -157,11 +157,17 @@ def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
     """Cohen's d: the difference in means, ``mean(a) - mean(b)``, over the pooled sd.
 
     The pooled variance is ``((n_a - 1) s_a² + (n_b - 1) s_b²) / (n_a + n_b - 2)``.
-    Undefined, and refused, when neither sample varies (the pooled sd is 0).
+    Undefined, and refused, when neither sample varies (the pooled sd is 0), or when they vary so little that the
+    square of their spread is below the smallest float.
     """
     sample_a, sample_b = _spread_samples(a, b, "Cohen's d")
     n_a, n_b = sample_a.size, sample_b.size
     pooled_var = ((n_a - 1) * sample_a.var(ddof=1) + (n_b - 1) * sample_b.var(ddof=1)) / (n_a + n_b - 2)
+    if pooled_var == 0:
+        raise NoSpread(
+            f"Cohen's d is undefined here: a and b vary by at most {max(np.ptp(sample_a), np.ptp(sample_b)):.1e}, "
+            "so little that the square of their spread is 0 in floating point; compare the means directly"
+        )
     return float((sample_a.mean() - sample_b.mean()) / np.sqrt(pooled_var))
 
 

@@ -196,9 +196,17 @@ def test_cohens_d_by_hand():
 )
 def test_cohens_d_is_antisymmetric(a, b):
     assume(len(set(a)) > 1 or len(set(b)) > 1)  # two constant samples are refused (below)
+    assume(max(np.ptp(a), np.ptp(b)) > 1e-150)  # a spread whose square underflows is refused (below)
     d = cohens_d(a, b)
-    if math.isfinite(d):
-        assert cohens_d(b, a) == pytest.approx(-d)
+    assert math.isfinite(d)
+    assert cohens_d(b, a) == pytest.approx(-d)
+
+
+def test_cohens_d_refuses_a_spread_whose_square_is_zero_in_floating_point_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(NoSpread, match="vary by at most 1.0e-200, so little that the square"):
+            cohens_d([0.0, 1e-200], [0.0, 0.0])
 
 
 @pytest.mark.parametrize("test", [welch_t, cohens_d])
