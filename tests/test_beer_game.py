@@ -452,3 +452,12 @@ def test_the_explore_panel_greys_out_what_the_settings_make_irrelevant():
     panel.controls["demand_noise"].value = 1.0
     assert not panel.controls["seed"].disabled
     assert panel.result.protocol == "base_stock" and panel.last_error is None
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_summary_reads_the_columns_it_needs_and_says_what_the_whole_frame_says(protocol):
+    for seed, stages in ((0, 4), (1, 6), (2, 8)):
+        game = BeerGame(protocol=protocol, stages=stages, rng=seed).run()
+        from_the_frame = metrics.summary(game.frame(), game.step_round)
+        summary = game.summary()
+        assert pd.Series(summary).drop(["llm_calls", "llm_fallbacks"]).equals(pd.Series(from_the_frame))

@@ -3,6 +3,8 @@
 import numpy as np
 import pandas as pd
 
+SUMMARY_COLUMNS = ("position", "stage", "cost", "customer_demand", "order", "backlog")  # and the round: summary()'s
+
 
 def total_cost(rounds: pd.DataFrame) -> float:
     """Holding plus backlog cost over all stages and rounds."""

@@ -407,7 +407,7 @@ class BeerGame(Model):
     def summary(self) -> dict:
         """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use."""
         return {
-            **metrics.summary(self.frame(), self.step_round),
+            **metrics.summary(agent_table(self.datacollector, "round", metrics.SUMMARY_COLUMNS), self.step_round),
             "llm_calls": self.llm_calls,
             "llm_fallbacks": self.llm_fallbacks,
         }
