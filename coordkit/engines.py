@@ -308,7 +308,10 @@ def _start_worker(preload: tuple[str, ...], ignore_interrupts: bool) -> None:
     if ignore_interrupts:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     for module in preload:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception:  # a head start only: a run that needs the module meets the error itself, in its own words
+            continue
 
 
 def _run_chunk[T, R](fn: Callable[[T], R], chunk: list[tuple[int, T]]) -> list[tuple[int, R]]:

@@ -4,7 +4,9 @@ a lambda, an LLM client) stay here; the frames are the same as on one core; ``us
 
 import os
 import signal
+import sys
 import time
+import types
 
 import pytest
 
@@ -93,6 +95,15 @@ def test_agoras_two_arms_play_side_by_side_with_the_pool(every_core):
     assert engines.on_another_core(notebook_class()) is None, "a notebook cell's class cannot go to a worker"
     engines.use_one_core()
     assert engines.on_another_core(worker_pid, 0) is None, "without the pool, the call is made here"
+
+
+def test_a_module_the_workers_cannot_import_leaves_the_pool_working(monkeypatch):
+    monkeypatch.setitem(sys.modules, "coordkit.not_a_module", types.ModuleType("coordkit.not_a_module"))
+    engines.use_every_core(workers=2)
+    try:
+        assert len(set(sweep(worker_pid, None, 4, progress=False)["pid"]) - {os.getpid()}) >= 1
+    finally:
+        engines.use_one_core()
 
 
 def test_one_cpu_gets_no_pool(monkeypatch):
