@@ -133,7 +133,18 @@ class ProcessEngine:
     def start_workers(self) -> None:
         """Start every worker of the kept pool now, in the background, rather than at the first sweep."""
         for _ in range(self._size()):
-            self._pool.submit(int)
+            self.submit(int)
+
+    def submit[R](self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> "Future[R]":
+        """``fn(*args, **kwargs)`` on the kept pool (a ``with`` block's); a pool that lost a worker is replaced."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self._pool.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = _process_pool(self._size(), self.preload, self.ignore_interrupts)
+            return self._pool.submit(fn, *args, **kwargs)
 
     def _size(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -422,7 +433,7 @@ def on_another_core[R](fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> "F
     call it here. For one run beside another, as both arms of an experiment."""
     if _every_core is None or stays_here(fn, args, kwargs):
         return None
-    return _every_core.engine._pool.submit(fn, *args, **kwargs)
+    return _every_core.engine.submit(fn, *args, **kwargs)
 
 
 class _DefinedHere(Exception):

@@ -106,6 +106,13 @@ def test_a_module_the_workers_cannot_import_leaves_the_pool_working(monkeypatch)
         engines.use_one_core()
 
 
+def test_a_pool_that_lost_a_worker_is_replaced_for_the_next_arm(every_core):
+    first = engines.on_another_core(worker_pid, 0).result()["pid"]
+    os.kill(first, signal.SIGKILL)
+    time.sleep(1)  # the pool sees its worker end, and stops taking tasks
+    assert engines.on_another_core(worker_pid, 0).result()["pid"] != first
+
+
 def test_one_cpu_gets_no_pool(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     engines.use_every_core()
