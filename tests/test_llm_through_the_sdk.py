@@ -51,10 +51,10 @@ def test_a_call_sends_the_request_and_reads_text_usage_and_retries():
 def test_the_default_model_is_a_current_haiku_which_is_sent_no_temperature(monkeypatch):
     with FakeLLMServer() as server:
         claude(server).complete(ASK)
-        monkeypatch.setenv("COORDKIT_MODEL", "claude-opus-4-5")
+        monkeypatch.setenv("COORDKIT_MODEL", "claude-opus-4-1")  # one the SDK does not deprecate
         claude(server).complete(ASK)
     assert server.requests[0].model == "claude-haiku-5-5" and server.requests[0].temperature is None
-    assert server.requests[1].model == "claude-opus-4-5"
+    assert server.requests[1].model == "claude-opus-4-1"
 
 
 def test_no_key_is_a_clear_error(monkeypatch):
