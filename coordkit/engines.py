@@ -520,6 +520,12 @@ def check_workers(workers: int | None) -> None:
         )
 
 
+def has_default() -> bool:
+    """Whether sweeps that name no engine go to another engine than this process's: a :func:`using` block's, or
+    :func:`use_every_core`'s pool."""
+    return (_default.get() or _every_core) is not None
+
+
 def _chosen(engine: "str | Engine | None", workers: int | None) -> Engine:
     if engine is None:
         default = _default.get() or _every_core

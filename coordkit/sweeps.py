@@ -25,7 +25,16 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from coordkit.engines import DaskEngine, Engine, ProcessEngine, SerialEngine, WorkerLost, resolve, stays_here
+from coordkit.engines import (
+    DaskEngine,
+    Engine,
+    ProcessEngine,
+    SerialEngine,
+    WorkerLost,
+    has_default,
+    resolve,
+    stays_here,
+)
 from coordkit.llm.base import LLMClient, StopRun
 from coordkit.model import Model
 from coordkit.seeds import check_seeds, derive_seeds
@@ -223,7 +232,7 @@ def _engine_for(
     run or parameters that cannot reach another process (:func:`~coordkit.engines.stays_here`); an engine asked
     for by name or object is refused for a client."""
     clients = sorted(name for name, value in fixed.items() if isinstance(value, LLMClient))
-    if engine is None and not clients and stays_here(run, fixed, combinations):
+    if engine is None and not clients and has_default() and stays_here(run, fixed, combinations):
         return SerialEngine()
     if not clients:
         return resolve(engine, workers)

@@ -118,3 +118,18 @@ def test_one_cpu_gets_no_pool(monkeypatch):
     engines.use_every_core()
     assert engines.on_another_core(worker_pid, 0) is None
     assert set(sweep(worker_pid, None, 2, progress=False)["pid"]) == {os.getpid()}
+
+
+def test_without_a_default_engine_no_sweep_asks_whether_its_run_could_leave(monkeypatch):
+    """Only a default engine (a using() block, use_every_core) needs to know whether the run can reach a worker."""
+
+    def asked(*args):
+        raise AssertionError("stays_here was asked with no default engine")
+
+    monkeypatch.setattr("coordkit.sweeps.stays_here", asked)
+    assert not engines.has_default()
+    assert set(sweep(worker_pid, None, 2, progress=False)["pid"]) == {os.getpid()}
+    with engines.using(engines.SerialEngine()):
+        assert engines.has_default()
+        with pytest.raises(AssertionError, match="stays_here was asked"):
+            sweep(worker_pid, None, 2, progress=False)

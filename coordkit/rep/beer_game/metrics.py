@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-SUMMARY_COLUMNS = ("position", "stage", "cost", "customer_demand", "order", "backlog")  # and the round: summary()'s
+SUMMARY_COLUMNS = ("position", "stage", "cost", "customer_demand", "order", "backlog")  # (every table has the round)
 
 
 def total_cost(rounds: pd.DataFrame) -> float:
