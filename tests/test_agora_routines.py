@@ -314,3 +314,22 @@ def test_human_routines_run_in_process_and_agree_with_the_generated_pair(pair, m
     by_hand = [run(WEATHER_ROUTINES.user, q, through(WEATHER_ROUTINES.server, tools, requests)) for q in QUERIES]
     assert by_hand == generated == [forecast(**q) for q in QUERIES]
     assert [json.loads(body) for body in requests] == QUERIES
+
+
+def test_tools_made_afresh_from_one_closure_are_checked_alike():
+    """An agent makes its tool afresh for each task (the same code): its signature, made once, still refuses
+    arguments it cannot take and lets through those it can."""
+
+    def make():
+        def tool(date, location):
+            return forecast(date, location)
+
+        return tool
+
+    for _ in range(2):
+        with pytest.raises(RoutineError) as refused:
+            run(BROKEN["bad arguments"][0], QUERIES[0], {"weather_forecast": make()}, max_lines=10_000)
+        assert refused.value.reason == "bad_arguments"
+        with pytest.raises(RoutineError) as called:
+            run(BROKEN["loops past max_calls"][0], QUERIES[0], {"weather_forecast": make()}, max_calls=1)
+        assert called.value.reason == "too_many_calls"  # its one call was taken

@@ -1,6 +1,7 @@
 """The demo's catalogue and screenplay (Agora paper, App. D.1–D.2): 15 servers with D.2's models, task data and
 answers that satisfy their schemas, validation errors that say where, the dependency graph, and the queries."""
 
+import copy
 import hashlib
 import json
 from collections import Counter
@@ -14,6 +15,7 @@ from coordkit.agora.tasks import (
     CATALOGUE,
     CatalogueError,
     example_input,
+    json_copy,
     keyed_rng,
     load_catalogue,
     validate,
@@ -110,6 +112,14 @@ def test_a_row_drawn_once_is_given_as_a_copy(catalogue):
     again = tool.row(dict(arguments), seed=3)
     assert again and again == tool._draw({name: arguments[name] for name in tool.key}, 3)
     assert again is not tool.row(arguments, seed=3)
+
+
+def test_a_json_copy_is_a_deep_copy():
+    value = {"menu": [{"dish": "soup", "tags": ["hot", None]}, 3.5, True], "empty": {}, "n": 0}
+    copied = json_copy(value)
+    assert copied == copy.deepcopy(value)
+    copied["menu"][0]["tags"].append("cold")
+    assert value["menu"][0]["tags"] == ["hot", None]
 
 
 def test_a_servers_answer_carries_what_its_dependencies_answer(catalogue):

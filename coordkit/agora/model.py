@@ -252,11 +252,11 @@ class AgoraModel(Model, abstract=True):
         run's numbers depended on the machine's speed); lost (a provider failed, D.2, or a reply could not be read);
         correct (the user got the true answer); protocols (distinct documents in the databases).
         """
-        frame = pd.DataFrame(self._rows)
+        columns = {name: [row[name] for row in self._rows] for name in self._rows[0]}  # (row 0 is always there)
         costs = self.costs.by_query(len(self._rows) - 1)
-        frame = pd.concat([frame, costs], axis=1)
-        frame["cumulative_cost"] = frame["cost"].cumsum()
-        return frame[list(FRAME_COLUMNS)]
+        columns |= {name: costs[name].to_numpy() for name in costs}
+        columns["cumulative_cost"] = columns["cost"].cumsum()
+        return pd.DataFrame({name: columns[name] for name in FRAME_COLUMNS})
 
     def summary(self) -> dict:
         """The run's totals: cost (and D.3's shares), negotiations, protocols, how queries went."""

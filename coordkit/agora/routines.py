@@ -140,13 +140,30 @@ def _call_tool(tools: Mapping[str, Callable[..., Any]], name: str, arguments: di
     if tool is None:
         raise ContractError("unknown_tool", f"the routine called {preview(name)}; its tools are {sorted(tools)}")
     try:
-        inspect.signature(tool).bind(**arguments)
+        _signature(tool).bind(**arguments)
     except TypeError as error:
         raise ContractError("bad_arguments", f"{name} cannot take {preview(arguments)}: {error}") from None
     try:
         return tool(**arguments)
     except ValueError as error:
         raise ContractError("tool_refused", f"{name} refused {preview(arguments)}: {error}") from None
+
+
+def _signature(tool: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(tool)``; for a plain function without defaults, made once per code object (an agent makes
+    its tool afresh for each task, the same closure each time, and a network calls tools thousands of times)."""
+    plain = inspect.isfunction(tool) and tool.__defaults__ is None and tool.__kwdefaults__ is None
+    if not plain or hasattr(tool, "__wrapped__") or hasattr(tool, "__signature__"):
+        return inspect.signature(tool)
+    signature = _SIGNATURES.get(tool.__code__)
+    if signature is None:
+        if len(_SIGNATURES) >= 256:
+            _SIGNATURES.clear()
+        signature = _SIGNATURES[tool.__code__] = inspect.signature(tool)
+    return signature
+
+
+_SIGNATURES: dict = {}  # by code object: what inspect.signature reads of a plain function without defaults
 
 
 # --- schema documents -----------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ fixed), its tools, its tasks and the servers it depends on. Its ``notes`` say wh
 - :meth:`Catalogue.graph` is the dependency graph, checked acyclic on loading.
 """
 
-import copy
 import datetime
 import hashlib
 import json
@@ -85,7 +84,7 @@ class Tool:
             if len(self._drawn) >= MAX_ROWS_KEPT:
                 self._drawn.clear()
             self._drawn[label] = row
-        return copy.deepcopy(row)
+        return json_copy(row)
 
     def _draw(self, key: dict, seed: int) -> dict:
         rng = keyed_rng(seed, self.server, self.name, key)
@@ -211,6 +210,15 @@ def draw(spec: dict, rng: np.random.Generator, context: dict):
     if kind == "given":
         return draw(spec["values"][context[spec["by"]]], rng, context)
     return spec["values"][context[spec["by"]]]  # lookup
+
+
+def json_copy(value):
+    """A deep copy of a JSON value (dicts, lists and scalars), as ``copy.deepcopy`` makes it, without its memo."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
 
 
 def keyed_rng(seed: int, *key) -> np.random.Generator:
