@@ -573,3 +573,15 @@ def test_identical_trials_compare_every_tick():
     assert ex.identical_trials(field, manager)
     assert not ex.identical_trials(PressureField(strategy="pressure_field", rng=0).run(), field)
     assert not ex.identical_trials(PressureField(rng=0).run(), PressureField(rng=1).run())
+
+
+def test_a_cell_set_by_hand_between_ticks_is_measured_at_the_next_tick():
+    """A student who writes into ``model.grid`` sees the tick that follows work on that grid, not on the one before."""
+    model = PressureField(n=5, empty=5, rng=3).run()
+    assert model.solved
+    given = np.argwhere(~model.editable)[0]
+    row = model.grid[given[0]]
+    model.grid[given[0], given[1]] = row[(given[1] + 1) % model.n]  # the row's next value, twice in the row now
+    model.step()
+    assert model.pressure == artifact_pressure(model.grid) > 0
+    assert model.pressures.tolist() == row_pressures(model.grid).tolist()

@@ -97,7 +97,8 @@ class PressureField(Model):
     actors, for at most ``max_ticks`` ticks; it stops when the square is solved.
 
     With ``llm``, the actors (and the conversation's roles) ask the LLM with the paper's prompts; an unusable reply
-    falls back to the rules, counted in ``llm_fallbacks``. In paper mode a tick's proposals are asked concurrently
+    falls back to the rules, counted in ``llm_fallbacks``. A cell of ``grid`` set by hand between ticks is measured
+    at the next tick's start: its pressures, and what actors see. In paper mode a tick's proposals are asked concurrently
     (§3.3: proposals in parallel); the published code asks one after another and stops at the first acceptable one.
     """
 
@@ -332,6 +333,8 @@ class PressureField(Model):
 
     # --- one tick -------------------------------------------------------------------------------------------
     def step(self) -> None:
+        if not np.array_equal(self.grid, self.history[-1]):  # a cell set by hand since the last tick
+            self._measure_grid()
         self.apply_decay()
         self.applied = self.coordination.tick(self)
         for patch in self.applied:
