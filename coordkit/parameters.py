@@ -24,10 +24,12 @@ import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class ParameterError(ValueError):
@@ -358,8 +360,10 @@ class Parameters:
             + [inspect.Parameter("rng", keyword, default=None)]
         )
 
-    def table(self) -> pd.DataFrame:
+    def table(self) -> "pd.DataFrame":
         """One row per parameter: name, type, allowed, default, unit, meaning."""
+        import pandas as pd  # here: a process that only checks parameters starts without it (round_profile's server)
+
         rows = [
             (
                 p.name,

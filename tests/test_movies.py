@@ -5,6 +5,8 @@ import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -514,3 +516,10 @@ def test_the_movie_player_plays_a_run_with_the_explore_panels_controls_greyed_ou
         panel.controls["protocol"].value = PROTOCOLS.index("a2a")  # a dropdown's value is its option's position
         assert not panel.controls["attention"].disabled and panel.controls["consensus"].disabled
     assert player.run_to_end().steps == 20 and player.last_error is None
+
+
+def test_the_profilers_server_process_starts_without_mesa_or_pandas():
+    """round_profile waits for its server's process to start (issue 48): what it imports is all that start costs."""
+    code = "import sys, coordkit.rep.movies.stand_in_server\nprint(sorted({'mesa', 'pandas'} & set(sys.modules)))"
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "[]"

@@ -19,7 +19,6 @@ the very same floats.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 PRICE_RANGE = (4.0, 30.0)  # $: where ideals and proposals live
 EVENING = (17.0, 23.0)  # hours: start times from 17:00 to 23:00
@@ -76,11 +75,13 @@ def draw(
     the ideal price is price_mean + price_sd·z₁ (clipped), the ideal start time_mean + time_sd·z₂ (clipped), and
     the price weight spreads Φ(z₃), uniform on (0, 1), over :data:`WEIGHT_RANGE`. So more agents keep the first
     agents' tastes, and a mean or a spread moves every ideal without drawing anyone anew (common random numbers)."""
+    from scipy.special import ndtr  # here: the stand-in's server process, which draws no one, starts without SciPy
+
     z = rng.standard_normal((n, 3))
     price = np.clip(price_mean + price_sd * z[:, 0], *PRICE_RANGE)
     time = np.clip(time_mean + time_sd * z[:, 1], *EVENING)
     low, high = WEIGHT_RANGE
-    weight = low + (high - low) * special.ndtr(z[:, 2])
+    weight = low + (high - low) * ndtr(z[:, 2])
     return Preferences(price, time, weight, float(price_scale), float(time_scale))
 
 
