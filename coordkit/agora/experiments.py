@@ -150,12 +150,7 @@ def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
 def weather(seeds: int = 1, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 10) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`WeatherDemo` (its frame, with ``seed``, ``protocol`` and
     ``estimated``)."""
-    return _arms(weather_arms, seeds, base_seed, llm, "weather seeds", queries=queries)
-
-
-def weather_arms(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
-    """Both arms of one seed of :class:`WeatherDemo` (:func:`play_both`): the run :func:`weather` sweeps."""
-    return play_both(WeatherDemo, seed, llm, **params)
+    return _arms(WeatherDemo, seeds, base_seed, llm, "weather seeds", queries=queries)
 
 
 # --- §5.3: the 100-agent network ------------------------------------------------------------------------------------
@@ -215,12 +210,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
 def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with
     ``seed``, ``protocol`` and ``estimated``)."""
-    return _arms(network_arms, seeds, base_seed, llm, "network seeds", queries=queries)
-
-
-def network_arms(seed: int, llm: LLMClient | None = None, **params) -> pd.DataFrame:
-    """Both arms of one seed of :class:`AgoraNetwork` (:func:`play_both`): the run :func:`network` sweeps."""
-    return play_both(AgoraNetwork, seed, llm, **params)
+    return _arms(AgoraNetwork, seeds, base_seed, llm, "network seeds", queries=queries)
 
 
 def adoption_floor(frame: pd.DataFrame, check_after: int) -> pd.Series:
@@ -257,12 +247,27 @@ def floor_costs(frame: pd.DataFrame, check_after: int) -> pd.Series:
     )
 
 
-def _arms(
-    run: Callable[..., pd.DataFrame], seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params
-) -> pd.DataFrame:
-    """``run``'s arms for ``seeds`` seeds derived from ``base_seed``, in one sweep (on the default engine; with an
-    ``llm``, in this process, as :func:`~coordkit.sweeps.sweep` keeps every LLM client)."""
-    frame = sweep(run, None, seeds, base_seed=base_seed, fixed={"llm": llm, **params}, desc=desc)
+def one_arm(seed: int, protocol: str, model: type, **params) -> pd.DataFrame:
+    """One arm of one seed of ``model`` (:func:`play_arm`): a run :func:`network` and :func:`weather` sweep."""
+    return play_arm(model, protocol, seed, **params)
+
+
+def both_arms(seed: int, model: type, llm: LLMClient | None = None, **params) -> pd.DataFrame:
+    """Both arms of one seed of ``model`` (:func:`play_both`): the run they sweep with an LLM."""
+    return play_both(model, seed, llm, **params)
+
+
+def _arms(model: type, seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params) -> pd.DataFrame:
+    """Both arms of ``model`` for ``seeds`` seeds derived from ``base_seed``, in one sweep, seed by seed, Agora
+    first. Without an LLM each arm of each seed is a run of its own, so that the default engine's workers share
+    them out evenly (the arms take unequal times); with an ``llm``, the seeds play in this process, as
+    :func:`~coordkit.sweeps.sweep` keeps every LLM client, both arms of each in turn."""
+    fixed = {"model": model, **params}
+    if llm is None:
+        played = sweep(one_arm, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed=fixed, desc=desc)
+        frame = pd.concat([rows for _, rows in played.groupby("seed", sort=False)], ignore_index=True)
+    else:
+        frame = sweep(both_arms, None, seeds, base_seed=base_seed, fixed={"llm": llm, **fixed}, desc=desc)
     frame = frame.assign(estimated=llm is None)
     return frame[["seed", "protocol", *frame.columns.drop(["seed", "protocol", "estimated"]), "estimated"]]
 
