@@ -150,7 +150,7 @@ def compare_weather(frame: pd.DataFrame) -> pd.DataFrame:
 def weather(seeds: int = 1, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 10) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`WeatherDemo` (its frame, with ``seed``, ``protocol`` and
     ``estimated``)."""
-    return _arms(WeatherDemo, seeds, base_seed, llm, "weather seeds", queries=queries)
+    return _arms(WeatherDemo, seeds, base_seed, llm, "weather", queries=queries)
 
 
 # --- §5.3: the 100-agent network ------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def compare_network(frame: pd.DataFrame) -> pd.DataFrame:
 def network(seeds: int = 3, base_seed: int = 0, *, llm: LLMClient | None = None, queries: int = 1000) -> pd.DataFrame:
     """Per seed and arm, one row per query of :class:`AgoraNetwork` at the paper's settings (its frame, with
     ``seed``, ``protocol`` and ``estimated``)."""
-    return _arms(AgoraNetwork, seeds, base_seed, llm, "network seeds", queries=queries)
+    return _arms(AgoraNetwork, seeds, base_seed, llm, "network", queries=queries)
 
 
 def adoption_floor(frame: pd.DataFrame, check_after: int) -> pd.Series:
@@ -257,17 +257,18 @@ def both_arms(seed: int, model: type, llm: LLMClient | None = None, **params) ->
     return play_both(model, seed, llm, **params)
 
 
-def _arms(model: type, seeds: int, base_seed: int, llm: LLMClient | None, desc: str, **params) -> pd.DataFrame:
+def _arms(model: type, seeds: int, base_seed: int, llm: LLMClient | None, name: str, **params) -> pd.DataFrame:
     """Both arms of ``model`` for ``seeds`` seeds derived from ``base_seed``, in one sweep, seed by seed, Agora
     first. Without an LLM each arm of each seed is a run of its own, so that the default engine's workers share
     them out evenly (the arms take unequal times); with an ``llm``, the seeds play in this process, as
     :func:`~coordkit.sweeps.sweep` keeps every LLM client, both arms of each in turn."""
     fixed = {"model": model, **params}
     if llm is None:
-        played = sweep(one_arm, {"protocol": list(PROTOCOLS)}, seeds, base_seed=base_seed, fixed=fixed, desc=desc)
+        arms = {"protocol": list(PROTOCOLS)}
+        played = sweep(one_arm, arms, seeds, base_seed=base_seed, fixed=fixed, desc=f"{name} arms (seeds × 2)")
         frame = pd.concat([rows for _, rows in played.groupby("seed", sort=False)], ignore_index=True)
     else:
-        frame = sweep(both_arms, None, seeds, base_seed=base_seed, fixed={"llm": llm, **fixed}, desc=desc)
+        frame = sweep(both_arms, None, seeds, base_seed=base_seed, fixed={"llm": llm, **fixed}, desc=f"{name} seeds")
     frame = frame.assign(estimated=llm is None)
     return frame[["seed", "protocol", *frame.columns.drop(["seed", "protocol", "estimated"]), "estimated"]]
 
