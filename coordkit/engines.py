@@ -523,12 +523,17 @@ def check_workers(workers: int | None) -> None:
 def has_default() -> bool:
     """Whether sweeps that name no engine go to another engine than this process's: a :func:`using` block's, or
     :func:`use_every_core`'s pool."""
-    return (_default.get() or _every_core) is not None
+    return _default_now() is not None
+
+
+def _default_now() -> Default | None:
+    """The default engine in force here: a :func:`using` block's, else :func:`use_every_core`'s, else None."""
+    return _default.get() or _every_core
 
 
 def _chosen(engine: "str | Engine | None", workers: int | None) -> Engine:
     if engine is None:
-        default = _default.get() or _every_core
+        default = _default_now()
         if default is None:
             return SerialEngine()
         default.sweeps += 1

@@ -97,9 +97,10 @@ class PressureField(Model):
     actors, for at most ``max_ticks`` ticks; it stops when the square is solved.
 
     With ``llm``, the actors (and the conversation's roles) ask the LLM with the paper's prompts; an unusable reply
-    falls back to the rules, counted in ``llm_fallbacks``. A cell of ``grid`` set by hand between ticks is measured
-    at the next tick's start: its pressures, and what actors see. In paper mode a tick's proposals are asked concurrently
+    falls back to the rules, counted in ``llm_fallbacks``. In paper mode a tick's proposals are asked concurrently
     (§3.3: proposals in parallel); the published code asks one after another and stops at the first acceptable one.
+    A cell of ``grid`` set by hand between ticks is measured at the next tick's start (its pressures, what actors
+    see).
     """
 
     parameters = Parameters(
