@@ -44,6 +44,10 @@ SETTINGS = {
     },
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+# JupyterLab's page config for the run: no build check. At every page load the page asks the server whether its
+# extensions need a rebuild (GET /lab/api/build), which scans every extension's metadata, a second or more of the
+# server's CPU; the kit's extensions come prebuilt, so the answer is always no and nothing on the page changes.
+PAGE_CONFIG = {"buildCheck": False}
 PANEL_CALL = re.compile(r"\b(?:ExperimentPanel|ModelPlayer|model_player|\w+_panel)\(")  # a panel, model_panel, a player
 
 
@@ -127,6 +131,8 @@ class JupyterLab:
             path.write_text(json.dumps(values), encoding="utf-8")
         for folder in ("workspaces", "runtime", "config"):
             (self._temp / folder).mkdir()
+        (self._temp / "config" / "labconfig").mkdir()
+        (self._temp / "config" / "labconfig" / "page_config.json").write_text(json.dumps(PAGE_CONFIG), encoding="utf-8")
         self.port = _free_port()
         command = [
             sys.executable,
