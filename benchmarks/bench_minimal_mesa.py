@@ -4,10 +4,12 @@
 
 For each model, one run of the kit's model and one of its minimal counterpart in ``benchmarks/minimal_mesa/``,
 alternated ``repeats`` times (so that a shared machine's drift hits both alike); prints each median and their
-ratio. The Beer Game, Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed
-against minimal models of the same rules; the kit's REP textual runs against the same minimal models, and
-Fishbanks and movie scheduling also against Mesa's floor for their agents x steps x reporters
-(``minimal_mesa.floor``). Also the Beer Game's ``summary()`` alone, and a run with its summary.
+ratio. The Beer Game (A2A, and REP textual: ``minimal_mesa.beer_game_rep``, checked first to play the kit's
+orders and θ), Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed against
+minimal models of the same rules. Fishbanks' and movie scheduling's REP textual have no minimal model of their own
+yet: they run against the A2A and REP numerical ones (a floor, not the same rules), and Fishbanks and movie
+scheduling also against Mesa's floor for their agents x steps x reporters (``minimal_mesa.floor``). Also the Beer
+Game's ``summary()`` alone, and a run with its summary.
 """
 
 import argparse
@@ -15,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from minimal_mesa import beer_game, delay, fishbanks, floor, movies
+from minimal_mesa import beer_game, beer_game_rep, delay, fishbanks, floor, movies
 
 from coordkit.delay import DelayedDilemma
 from coordkit.rep.beer_game.model import BeerGame
@@ -47,20 +49,20 @@ COMPARISONS = {
         lambda k: BeerGame(protocol="a2a", rng=k).run(),
         beer_game.one_game,
     ),
-    "Beer Game, REP textual (default) vs the same minimal": (lambda k: BeerGame(rng=k).run(), beer_game.one_game),
+    "Beer Game, REP textual (same rules)": (lambda k: BeerGame(rng=k).run(), beer_game_rep.one_game),
     "Beer Game, A2A run + summary() vs the minimal run": (
         lambda k: BeerGame(protocol="a2a", rng=k).run().summary(),
         beer_game.one_game,
     ),
     "Beer Game summary() alone vs the minimal run": (beer_game_summary, beer_game.one_game),
     "Fishbanks, A2A companies (same rules)": (lambda k: Fishbanks(protocol="a2a", rng=k).run(), fishbanks.one_run),
-    "Fishbanks, REP textual (default) vs the same minimal": (lambda k: Fishbanks(rng=k).run(), fishbanks.one_run),
+    "Fishbanks, REP textual vs the A2A minimal": (lambda k: Fishbanks(rng=k).run(), fishbanks.one_run),
     "Fishbanks, default (12 x 8 seasons) vs floor": (
         lambda k: Fishbanks(rng=k).run(),
         lambda k: floor.one_run(agents=12, steps=8, model_reporters=6, agent_reporters=13, seed=k),
     ),
     "Movies, REP numerical (default, same rules)": (lambda k: MovieScheduling(rng=k).run(), movies.one_run),
-    "Movies, REP textual vs the same minimal": (
+    "Movies, REP textual vs the REP numerical minimal": (
         lambda k: MovieScheduling(protocol="rep_textual", rng=k).run(),
         movies.one_run,
     ),
@@ -79,6 +81,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=60)
     repeats = parser.parse_args().repeats
+    rep_textual = BeerGame(protocol="rep_textual", player_spread=0, rng=0).run().frame()
+    assert beer_game_rep.same_orders(rep_textual), "the minimal REP textual Beer Game no longer plays the kit's rounds"
     print(f"{'model run':54} {'kit ms':>8} {'minimal ms':>11} {'ratio':>6}   (medians of {repeats})")
     for label, (kit, minimal) in COMPARISONS.items():
         kit_ms, minimal_ms = alternated(kit, minimal, repeats)
