@@ -4,8 +4,8 @@
 
 For each model, one run of the kit's model and one of its minimal counterpart in ``benchmarks/minimal_mesa/``,
 alternated ``repeats`` times (so that a shared machine's drift hits both alike); prints each median and their
-ratio. The Beer Game (A2A, and REP textual: ``minimal_mesa.beer_game_rep``, checked first to play the kit's
-orders and θ), Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed against
+ratio. The Beer Game (A2A, and REP textual: ``minimal_mesa.beer_game_rep``; both checked first to play the kit's
+orders, and θ), Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed against
 minimal models of the same rules. Fishbanks' and movie scheduling's REP textual have no minimal model of their own
 yet: they run against the A2A and REP numerical ones (a floor, not the same rules), and Fishbanks and movie
 scheduling also against Mesa's floor for their agents x steps x reporters (``minimal_mesa.floor``). Also the Beer
@@ -81,6 +81,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=60)
     repeats = parser.parse_args().repeats
+    a2a = BeerGame(protocol="a2a", player_spread=0, rng=0).run().frame()
+    assert beer_game.same_columns(beer_game.one_game(0), a2a), "the minimal Beer Game no longer plays the kit's orders"
     rep_textual = BeerGame(protocol="rep_textual", player_spread=0, rng=0).run().frame()
     assert beer_game_rep.same_orders(rep_textual), "the minimal REP textual Beer Game no longer plays the kit's rounds"
     print(f"{'model run':54} {'kit ms':>8} {'minimal ms':>11} {'ratio':>6}   (medians of {repeats})")

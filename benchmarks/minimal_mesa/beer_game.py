@@ -22,6 +22,7 @@ class Stage(mesa.Agent):
         self.expected = base
         self.incoming_order = self.received = self.shipped = self.order = base
         self.cost, self.message = 0.0, ""
+        self.theta = {"target_inventory": float("nan"), "order_adjustment": float("nan")}  # no REP here
 
     def decide(self):
         """O = max(0, L̂ + α_S·(S′ − S − β·SL)), L̂ ← θ·L + (1 − θ)·L̂ (Sterman's 0.36, 0.26, 0.34, 17)."""
@@ -33,12 +34,14 @@ class Stage(mesa.Agent):
 
 
 class BeerGame(mesa.Model):
+    stage = Stage
+    delays = [(2, 2), (2, 2), (2, 2), (1, 2)]  # (mail, road); the factory's are the brewery's
+
     def __init__(self, rounds=20, base_demand=4.0, step_round=4, step_size=4.0, rng=None):
         super().__init__(rng=rng)
         self.rounds, self.base_demand, self.step_round, self.step_size = rounds, base_demand, step_round, step_size
         self.customer_demand = self.brewed = self.delivered = base_demand
-        delays = [(2, 2), (2, 2), (2, 2), (1, 2)]  # (mail, road); the factory's are the brewery's
-        self.chain = [Stage(self, NAMES[i], i, *delays[i]) for i in range(4)]
+        self.chain = [self.stage(self, NAMES[i], i, *self.delays[i]) for i in range(4)]
         self.brewery_orders = deque([base_demand])
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -50,6 +53,7 @@ class BeerGame(mesa.Model):
             agent_reporters={
                 "stage": "name",
                 "position": "position",
+                "customer_demand": lambda s: s.model.customer_demand,
                 "demand": "incoming_order",
                 "order": "order",
                 "received": "received",
@@ -58,8 +62,8 @@ class BeerGame(mesa.Model):
                 "backlog": "backlog",
                 "supply_line": "supply_line",
                 "cost": "cost",
-                "target_inventory": lambda s: float("nan"),
-                "order_adjustment": lambda s: float("nan"),
+                "target_inventory": lambda s: s.theta["target_inventory"],
+                "order_adjustment": lambda s: s.theta["order_adjustment"],
                 "message": "message",
                 "orders_in_mail": lambda s: tuple(s.model.mail_of(s)),
                 "goods_on_road": lambda s: tuple(s.inbound_goods),
@@ -72,6 +76,13 @@ class BeerGame(mesa.Model):
         return self.brewery_orders if stage is self.chain[-1] else self.chain[stage.position + 1].inbound_orders
 
     def step(self):
+        self.move_goods_and_orders()
+        for stage in self.chain:
+            stage.decide()
+        self.post_orders()
+
+    def move_goods_and_orders(self):
+        """Goods arrive, orders are read, the brewery brews, every stage ships what it can."""
         demand = self.base_demand + (self.step_size if self.steps >= self.step_round else 0.0)
         self.customer_demand = demand
         for stage in self.chain:
@@ -91,8 +102,9 @@ class BeerGame(mesa.Model):
             if position > 0:
                 self.chain[position - 1].inbound_goods.append(stage.shipped)
         self.delivered = self.chain[0].shipped
-        for stage in self.chain:
-            stage.decide()
+
+    def post_orders(self):
+        """The orders go into the mail (the factory's to the brewery); the round's costs; the reporters."""
         for stage, upstream in zip(self.chain, self.chain[1:]):
             upstream.inbound_orders.append(stage.order)
         self.brewery_orders.append(self.chain[-1].order)
@@ -106,3 +118,9 @@ def one_game(seed: int) -> BeerGame:
     game = BeerGame(rng=seed)
     game.run_model()
     return game
+
+
+def same_columns(game: BeerGame, kit_frame, columns=("order",)) -> bool:
+    """Whether ``game``'s ``columns``, round by round and stage by stage, are those of the kit's ``kit_frame``."""
+    ours = game.datacollector.get_agent_vars_dataframe().reset_index()
+    return ours[list(columns)].to_numpy().tolist() == kit_frame[list(columns)].to_numpy().tolist()

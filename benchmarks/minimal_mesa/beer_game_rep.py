@@ -1,5 +1,6 @@
 """The Beer Game's REP textual players (REP paper §5), in plain Mesa: the rules of ``coordkit.rep.beer_game`` with
-protocol "rep_textual" and ``player_spread=0``, written out in one file, to time the kit's model against.
+protocol "rep_textual" and ``player_spread=0``, written out on ``beer_game.py``'s chain, to time the kit's model
+against.
 
 Each round, after the goods and orders of ``beer_game.py``'s chain move, every stage reads the sensitivity texts its
 neighbours sent last round, takes the mean of the stock targets they state and its own pipeline's fill as its new
@@ -8,11 +9,9 @@ downstream, and sends its sensitivity (numbers and the templated text) to its ne
 ``same_orders`` checks that it plays the kit's rounds, order for order and θ for θ."""
 
 import re
-from collections import deque
 
-import mesa
+from minimal_mesa import beer_game
 
-NAMES = ("retailer", "wholesaler", "distributor", "factory")
 SMOOTHING, ADJUST, SUPPLY_WEIGHT, TARGET = 0.36, 0.26, 0.34, 17.0  # Sterman's mean player
 BOUNDS = {"target_inventory": (0.0, 60.0), "order_adjustment": (0.02, 1.0)}
 STATED_TARGET = re.compile(r"my stock target is (\d+(?:\.\d+)?)", re.I)
@@ -21,19 +20,11 @@ SUPPLY = re.compile(r"\((\d+(?:\.\d+)?) rounds of supply for a (\d+)-round lead 
 NATURAL = re.compile(r"normally correct (\d+(?:\.\d+)?)% of a stock gap", re.I)
 
 
-class Stage(mesa.Agent):
+class Stage(beer_game.Stage):
     def __init__(self, model, name, position, order_delay, shipping_delay, lead_time):
-        super().__init__(model)
-        base = model.base_demand
-        self.name, self.position, self.lead_time = name, position, lead_time
-        self.inventory, self.backlog = 12.0, 0.0
-        self.inbound_orders = deque([base] * order_delay)
-        self.inbound_goods = deque([base] * shipping_delay)
-        self.supply_line = base * lead_time
-        self.expected = base
+        super().__init__(model, name, position, order_delay, shipping_delay)
+        self.lead_time, self.supply_line = lead_time, model.base_demand * lead_time
         self.history = []
-        self.incoming_order = self.received = self.shipped = self.order = base
-        self.cost, self.message = 0.0, ""
         self.theta = {"target_inventory": TARGET, "order_adjustment": ADJUST}
         self.sent = None  # (customer demand, text) of the last round
         self.inbox = []  # the neighbours' (position, customer demand, text) sent last round
@@ -77,6 +68,8 @@ class Stage(mesa.Agent):
         gap = self.inventory - self.backlog - theta["target_inventory"]
         self.sent = (demand, self.text(demand, more, gap))
         self.message = self.sent[1]
+        self.supply_line += self.order
+        self.history.append(self.incoming_order)
 
     def text(self, demand, more, gap):
         history = (*self.history[-4:], self.incoming_order)
@@ -95,64 +88,12 @@ class Stage(mesa.Agent):
         )
 
 
-class BeerGame(mesa.Model):
-    def __init__(self, rounds=20, base_demand=4.0, step_round=4, step_size=4.0, rng=None):
-        super().__init__(rng=rng)
-        self.rounds, self.base_demand, self.step_round, self.step_size = rounds, base_demand, step_round, step_size
-        self.customer_demand = self.brewed = self.delivered = base_demand
-        delays = [(2, 2, 4), (2, 2, 4), (2, 2, 4), (2, 2, 3)]  # (mail in, road in, lead time): the brewery's is 1 + 2
-        self.chain = [Stage(self, NAMES[i], i, *delays[i]) for i in range(4)]
-        self.brewery_orders = deque([base_demand])
-        self.datacollector = mesa.DataCollector(
-            model_reporters={
-                "customer_demand": "customer_demand",
-                "beer_in_system": lambda m: sum(s.inventory + sum(s.inbound_goods) for s in m.chain),
-                "brewed": "brewed",
-                "delivered": "delivered",
-            },
-            agent_reporters={
-                "stage": "name",
-                "position": "position",
-                "customer_demand": lambda s: s.model.customer_demand,
-                "demand": "incoming_order",
-                "order": "order",
-                "received": "received",
-                "shipped": "shipped",
-                "inventory": "inventory",
-                "backlog": "backlog",
-                "supply_line": "supply_line",
-                "cost": "cost",
-                "target_inventory": lambda s: s.theta["target_inventory"],
-                "order_adjustment": lambda s: s.theta["order_adjustment"],
-                "message": "message",
-                "orders_in_mail": lambda s: tuple(s.model.mail_of(s)),
-                "goods_on_road": lambda s: tuple(s.inbound_goods),
-            },
-        )
-        self.datacollector.collect(self)
-
-    def mail_of(self, stage):
-        return self.brewery_orders if stage is self.chain[-1] else self.chain[stage.position + 1].inbound_orders
+class BeerGame(beer_game.BeerGame):
+    stage = Stage
+    delays = [(2, 2, 4), (2, 2, 4), (2, 2, 4), (2, 2, 3)]  # (mail in, road in, lead time): the brewery's is 1 + 2
 
     def step(self):
-        self.customer_demand = demand = self.base_demand + (self.step_size if self.steps >= self.step_round else 0.0)
-        for stage in self.chain:
-            stage.received = stage.inbound_goods.popleft()
-            stage.inventory += stage.received
-            stage.supply_line -= stage.received
-        self.chain[0].incoming_order = demand
-        for stage in self.chain[1:]:
-            stage.incoming_order = stage.inbound_orders.popleft()
-        self.brewed = self.brewery_orders.popleft()
-        self.chain[-1].inbound_goods.append(self.brewed)
-        for position, stage in enumerate(self.chain):
-            wanted = stage.backlog + stage.incoming_order
-            stage.shipped = min(stage.inventory, wanted)
-            stage.inventory -= stage.shipped
-            stage.backlog = wanted - stage.shipped
-            if position > 0:
-                self.chain[position - 1].inbound_goods.append(stage.shipped)
-        self.delivered = self.chain[0].shipped
+        self.move_goods_and_orders()
         for stage in self.chain:
             if stage.inbox:
                 stage.synthesise()
@@ -160,15 +101,7 @@ class BeerGame(mesa.Model):
             stage.decide()
         for stage in self.chain:  # what each sent reaches its neighbours next round
             stage.inbox = [(n.position, *n.sent) for n in self.chain if abs(n.position - stage.position) == 1]
-            stage.supply_line += stage.order
-            stage.history.append(stage.incoming_order)
-        for stage, upstream in zip(self.chain, self.chain[1:]):
-            upstream.inbound_orders.append(stage.order)
-        self.brewery_orders.append(self.chain[-1].order)
-        for stage in self.chain:
-            stage.cost = 0.5 * stage.inventory + 1.0 * stage.backlog
-        self.datacollector.collect(self)
-        self.running = self.steps < self.rounds
+        self.post_orders()
 
 
 def one_game(seed: int) -> BeerGame:
@@ -180,6 +113,4 @@ def one_game(seed: int) -> BeerGame:
 def same_orders(kit_frame) -> bool:
     """Whether this model's orders and θ, round by round and stage by stage, are those of ``kit_frame`` (the kit's
     ``BeerGame(protocol="rep_textual", player_spread=0).run().frame()``)."""
-    ours = one_game(0).datacollector.get_agent_vars_dataframe().reset_index()
-    columns = ["order", "target_inventory", "order_adjustment"]
-    return ours[columns].to_numpy().tolist() == kit_frame[columns].to_numpy().tolist()
+    return beer_game.same_columns(one_game(0), kit_frame, ("order", "target_inventory", "order_adjustment"))
