@@ -362,7 +362,11 @@ class Table:
             "<tr>" + "".join(f'<td style="{cell}">{_text(value)}</td>' for value in row) + "</tr>"
             for row in self._rows()
         )
-        return f'<table style="{TABLE_CSS}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        # the classes keep MathJax (2 and 3) from drawing the text between two dollar amounts as math
+        return (
+            f'<table class="tex2jax_ignore mathjax_ignore" style="{TABLE_CSS}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
 
     def _columns(self) -> list:
         names = [str(c) for c in self.frame.columns]

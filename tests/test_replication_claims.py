@@ -26,6 +26,7 @@ GOOD_ROW = {
     "band": "27.9..62.7",
     "notebook": "01_rep_beer_game.ipynb §3",
     "llm_run": "",
+    "kit_only": "",
     "expected": "holds",
     "note": "",
 }
@@ -93,6 +94,7 @@ def test_a_good_row_is_read_with_its_band_and_reference(tmp_path, monkeypatch, f
         ({"test": "within", "band": ""}, "band must be given"),
         ({"measure": ""}, "measure must be given"),
         ({"test": "llm", "measure": ""}, "llm_run must be given"),
+        ({"test": "llm", "measure": "", "llm_run": "a run", "kit_only": "why"}, "a test 'llm' measures nothing"),
         ({"notebook": "01_rep_beer_game.ipynb"}, "NOTEBOOK.ipynb §NUMBER"),
         ({"band": "62.7..27.9"}, "backwards"),
         ({"reference": "inf"}, "finite"),

@@ -31,6 +31,7 @@ COLUMNS = (
     "band",
     "notebook",
     "llm_run",
+    "kit_only",
     "expected",
     "note",
 )
@@ -53,6 +54,7 @@ class Claim:
     band: Band | None
     notebook: str  # "01_rep_beer_game.ipynb §3": the notebook section that explains the claim
     llm_run: str  # what a recorded LLM run would have to show
+    kit_only: str  # why rule-based agents test only the kit here, not what the claim is about ("" when they reach it)
     expected: str
     note: str
 
@@ -100,6 +102,8 @@ def _claim(row: dict[str, str]) -> Claim:
         missing.append("band")
     if missing:
         raise ValueError(f"{where}: {', '.join(missing)} must be given for a test {row['test']!r}")
+    if row["test"] == "llm" and row["kit_only"]:
+        raise ValueError(f"{where}: kit_only is for a claim the kit measures; a test 'llm' measures nothing")
     if not SECTION.fullmatch(row["notebook"]):
         raise ValueError(f"{where}: notebook {row['notebook']!r} must name a section: NOTEBOOK.ipynb §NUMBER")
     reference = float(row["reference"]) if row["reference"] else None

@@ -17,7 +17,7 @@ from coordkit import figure_cache, figures
 from coordkit.paths import DATA
 from coordkit.replication.claims import PAPERS, Claim, of_paper
 from coordkit.replication.estimates import Curve, Estimate
-from coordkit.replication.verdicts import VERDICTS, Decision, decide
+from coordkit.replication.verdicts import KIT_ONLY, VERDICTS, Decision, decide
 
 FILE = DATA / "ledger.csv"
 COLUMNS = ("paper", "id", "figure", "seeds", "kit", "value", "low", "high", "verdict", "reason")
@@ -67,7 +67,10 @@ def _entry(claim: Claim, played: dict[str, tuple[pd.DataFrame, int]]) -> Entry:
             f"claim {claim.id}: {claim.figure} has no measure {claim.measure!r}; it has {sorted(figure.measures)}"
         )
     measured = figure.measures[claim.measure](data)
-    return Entry(claim, measured, decide(claim.test, measured, claim.reference, claim.band), seeds)
+    decision = decide(claim.test, measured, claim.reference, claim.band)
+    if claim.kit_only:
+        decision = Decision(KIT_ONLY, f"{claim.kit_only}; as a test of the kit: {decision.verdict}, {decision.reason}")
+    return Entry(claim, measured, decision, seeds)
 
 
 def table(entries: list[Entry]) -> pd.DataFrame:

@@ -92,17 +92,22 @@ def show(paper: str, figure_ids: tuple[str, ...] = ()) -> viz.Table:
 
 
 def summary() -> viz.Table:
-    """How many claims of each paper hold, hold in direction only, are not reproduced or need LLM agents, from
-    ``data/ledger.csv``."""
+    """How many claims of each paper get each verdict (:data:`.verdicts.VERDICTS`), from ``data/ledger.csv``."""
     counts = ledger.summary(ledger.read())
     return viz.table(counts.assign(paper=counts["paper"].map(PAPER_NAMES)))
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    header = "| " + " | ".join(map(_markdown_cell, frame.columns)) + " |"
     rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
-    body = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
+    body = ["| " + " | ".join(map(_markdown_cell, row)) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *body])
+
+
+def _markdown_cell(value) -> str:
+    """A table cell's text, its bars and dollar signs escaped (GitHub and JupyterLab draw the text between two
+    dollar signs as math: "$4,251 vs $4,680")."""
+    return str(value).replace("|", "\\|").replace("$", "\\$")
 
 
 def _link(section: str, where: Path) -> str:

@@ -115,18 +115,22 @@ def too_wide(page) -> list[str]:
 
 
 def dollars_shown_as_math(page) -> list[str]:
-    """Markdown cells that escape a dollar sign (``\\$``) but show fewer dollar signs than they escape: JupyterLab
-    drew the text between two of them as math ("7,300underA2A")."""
+    """Markdown cells that escape a dollar sign (``\\$``) but show fewer dollar signs than they escape, and outputs
+    typeset as math (no output of the kit's means to show math): JupyterLab drew the text between two dollar signs
+    as math ("7,300underA2A"), in a Markdown cell or in an HTML output such as a table of dollar amounts."""
     cells = page.evaluate(
         f"""() => {JS_NOTEBOOK}().content.widgets
             .map((cell, index) => ({{index, type: cell.model.type, source: cell.model.sharedModel.getSource(),
-                                     text: (cell.node.querySelector('.jp-RenderedMarkdown') || {{}}).innerText}}))
-            .filter(cell => cell.type === 'markdown')"""
+                                     text: (cell.node.querySelector('.jp-RenderedMarkdown') || {{}}).innerText,
+                                     maths: [...cell.node.querySelectorAll('.jp-OutputArea-output')]
+                                         .map((output, at) => output.querySelector('mjx-container, .MathJax') ? at : -1)
+                                         .filter(at => at >= 0)}}))"""
     )
     problems = []
     for cell in cells:
         escaped = len(re.findall(r"\\\$", cell["source"]))
         shown = (cell["text"] or "").count("$")
-        if shown < escaped:
+        if cell["type"] == "markdown" and shown < escaped:
             problems.append(f"cell {cell['index']}: {escaped} escaped dollar signs, {shown} shown")
+        problems += [f"cell {cell['index']}, output {at}: drawn as math" for at in cell["maths"]]
     return problems

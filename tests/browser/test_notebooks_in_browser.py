@@ -352,6 +352,10 @@ ExperimentPanel(
 )""",
     'pd.DataFrame({"a" * 300: [1]})',  # wider than the column
     "markdown: total cost \\$7,300 under A2A, \\$4,251 under REP",  # one backslash: JupyterLab draws math
+    """from IPython.display import HTML
+
+display(HTML("total cost $7,300 under A2A, $4,251 under REP"))  # JupyterLab draws math in HTML outputs too
+viz.table(pd.DataFrame({"cost": ["$7,300 under A2A, $4,251 under REP"]}))  # but not in the kit's tables""",
     """import altair as alt
 
 long = pd.DataFrame({"label": ["w" * 60]})  # a legend label past its limit, and a text past the chart's edge
@@ -387,19 +391,22 @@ def test_the_checks_see_errors(page, jupyter_lab):
     lab.open_notebook(page, jupyter_lab, "_self_check.ipynb")
     lab.run_all(page)
     problems = lab.errors_in_outputs(lab.cell_outputs(page))
-    assert [(problem.cell, problem.kind) for problem in problems] == [(6, "stderr"), (7, "error")]
+    assert [(problem.cell, problem.kind) for problem in problems] == [(7, "stderr"), (8, "error")]
     assert "ChartWarning" in problems[0].text and "the colour of company = 'a'" in problems[0].text
     assert "ZeroDivisionError" in problems[1].text
     assert len(lab.error_outputs_in_page(page)) == 1
     assert lab.scroll_to_first_error(page)
     assert [wide.split(":")[0] for wide in lab.too_wide(page)] == ["cell 2"]
-    assert lab.dollars_shown_as_math(page) == ["cell 3: 2 escaped dollar signs, 0 shown"]
+    assert lab.dollars_shown_as_math(page) == [
+        "cell 3: 2 escaped dollar signs, 0 shown",
+        "cell 4, output 0: drawn as math",
+    ]
     cut = lab.cut_text(page)
-    assert any(found.startswith("cell 4 (image): 'www") and found.endswith("…' cut") for found in cut), cut
-    assert any(found.startswith("cell 4 (image): 'www") and "px past the right edge" in found for found in cut), cut
-    assert not [found for found in cut if not found.startswith("cell 4 ")], cut
+    assert any(found.startswith("cell 5 (image): 'www") and found.endswith("…' cut") for found in cut), cut
+    assert any(found.startswith("cell 5 (image): 'www") and "px past the right edge" in found for found in cut), cut
+    assert not [found for found in cut if not found.startswith("cell 5 ")], cut
     hidden = lab.hidden_shapes(page)
-    assert [found.split(":")[0] for found in hidden] == ["cell 5 (image)"] and "two scales on one axis" in hidden[0]
+    assert [found.split(":")[0] for found in hidden] == ["cell 6 (image)"] and "two scales on one axis" in hidden[0]
 
     lab.wait_for_panels(page, 1)
     panel = lab.panels(page).first

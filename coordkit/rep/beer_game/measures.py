@@ -26,7 +26,8 @@ def rounds_to_stabilise(protocol: str):
         never = rounds["round"].max() - STEP_ROUND + 1
         unsettled = int(games["rounds_to_stabilise"].isna().sum())
         mean = estimates.mean(games["rounds_to_stabilise"].fillna(never), unit="rounds", bounds=(0, never))
-        label = f"{unsettled} of {len(games)} games never settle, each counted as {never}" if unsettled else ""
+        counted = f"each counted as {never} rounds, one more than the game has after the shock"
+        label = f"{unsettled} of {len(games)} games never settle, {counted}" if unsettled else ""
         return dataclasses.replace(mean, label=label)
 
     return measure
