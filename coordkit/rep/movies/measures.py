@@ -26,18 +26,22 @@ def _by_regime(protocol: str, column: str, scale: float, unit: str, bounds: tupl
     return measure
 
 
-def rep_rounds_by_population(runs: pd.DataFrame) -> estimates.Curve:
-    """REP's mean convergence round per population (a run that never converges counts as one round past the
-    horizon)."""
-    rep = runs[runs["protocol"] == "rep_numerical"]
-    points = [
-        (
-            int(size),
-            estimates.mean(group["convergence_round"].fillna(HORIZON + 1), unit="rounds", bounds=(1, HORIZON + 1)),
-        )
-        for size, group in rep.groupby("population")
-    ]
-    return estimates.curve("population", points, x_unit="agents")
+def rounds_by_population(protocol: str, largest: int | None = None):
+    """``protocol``'s mean convergence round per population, up to ``largest`` agents (every population with None; a
+    run that never converges counts as one round past the horizon)."""
+
+    def measure(runs: pd.DataFrame) -> estimates.Curve:
+        played = runs[(runs["protocol"] == protocol) & (runs["population"] <= (largest or runs["population"].max()))]
+        points = [
+            (
+                int(size),
+                estimates.mean(group["convergence_round"].fillna(HORIZON + 1), unit="rounds", bounds=(1, HORIZON + 1)),
+            )
+            for size, group in played.groupby("population")
+        ]
+        return estimates.curve("population", points, x_unit="agents")
+
+    return measure
 
 
 def a2a_converged_beyond_20(runs: pd.DataFrame) -> estimates.Estimate:
@@ -52,6 +56,7 @@ SPARSITY = {
     "a2a_max_consensus_by_regime": _by_regime("a2a", "max_consensus", 100, "%", (0, 100)),
 }
 SCALING = {
-    "rep_rounds_by_population": rep_rounds_by_population,
+    "rep_rounds_by_population": rounds_by_population("rep_numerical"),
+    "a2a_rounds_up_to_20": rounds_by_population("a2a", largest=20),
     "a2a_converged_beyond_20": a2a_converged_beyond_20,
 }
