@@ -48,7 +48,7 @@ from coordkit.paths import DATA
 from coordkit.sweep_store import PACKAGE, files_fingerprint
 
 FORMAT = 1
-NOT_INPUTS = ("README.md", "notebook_times.csv", "claims.csv", "ledger.csv")  # data files no figure reads
+NOT_INPUTS = ("README.md", "notebook_times.csv", "claims.csv", "ledger.csv", "ledger_seeds.csv")  # no figure reads them
 FILE = re.compile(r"(?P<stem>.+?--\d+-seeds--base-\d+--(?P<code>[^.]+))\.(?P<sha256>[0-9a-f]{64})\.parquet")
 OTHERS_MAY_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _said: set[str] = set()  # the warnings given in this process: each once

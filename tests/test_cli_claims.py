@@ -49,7 +49,7 @@ def test_fewer_seeds_play_every_figure_at_that_count(monkeypatch):
     monkeypatch.setattr(
         "coordkit.figure_cache.computed", lambda figure, seeds, base_seed, fresh=False: played.append(seeds)
     )
-    monkeypatch.setattr(ledger, "_entry", lambda claim, figures: None)
+    monkeypatch.setattr(ledger, "_entry", lambda claim, figures, at_defaults: None)
     ledger.compute("rep", seeds=2, progress=False)
     assert played and set(played) == {2}
 

@@ -4,33 +4,42 @@
 `coordkit reproduce` through :mod:`coordkit.figure_cache`), measures it and applies the claim's test. The ledger
 as last computed at the defaults is kept in ``data/ledger.csv`` (`coordkit claims --write`), which the notebooks
 read; ``tests/test_replication_ledger.py`` computes it afresh and fails when it, or a verdict, has changed.
+
+At the defaults, a claim whose verdict changes with the base seed (``data/ledger_seeds.csv``, the tests' verdicts
+from base seeds 0, 1 and 2, kept by ``benchmarks/bench_ledger_seeds.py --write``) is *inconclusive*: at these seeds
+its verdict is the draw's, not the model's. The reason gives each base seed's verdict, then base seed 0's own.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from coordkit import figure_cache, figures
+from coordkit.outputs import atomic
 from coordkit.paths import DATA
 from coordkit.replication.claims import PAPERS, Claim, of_paper
 from coordkit.replication.estimates import Curve, Estimate
-from coordkit.replication.verdicts import KIT_ONLY, VERDICTS, Decision, decide
+from coordkit.replication.verdicts import INCONCLUSIVE, KIT_ONLY, VERDICTS, Decision, decide
 
 FILE = DATA / "ledger.csv"
+SEEDS_FILE = DATA / "ledger_seeds.csv"
 COLUMNS = ("paper", "id", "figure", "seeds", "kit", "value", "low", "high", "verdict", "reason")
 
 
 @dataclass(frozen=True)
 class Entry:
-    """A claim, what the kit measured for it (None for a claim only LLM agents can test), and the verdict."""
+    """A claim, what the kit measured for it (None for a claim only LLM agents can test), the verdict, and the
+    verdict its test gave before the ledger looked at other base seeds (``tested``: the same unless it flips)."""
 
     claim: Claim
     measured: Estimate | Curve | None
     decision: Decision
     seeds: int | None
+    tested: Decision
 
     def kit(self) -> str:
         return "(not testable with rule-based agents)" if self.measured is None else self.measured.text()
@@ -54,12 +63,14 @@ def compute(
         figure = figures.get(figure_id)
         count = figure.default_seeds if seeds is None else seeds
         played[figure_id] = figure_cache.computed(figure, count, base_seed, fresh=fresh), count
-    return [_entry(claim, played) for claim in chosen]
+    at_defaults = seeds is None and base_seed == 0
+    return [_entry(claim, played, at_defaults) for claim in chosen]
 
 
-def _entry(claim: Claim, played: dict[str, tuple[pd.DataFrame, int]]) -> Entry:
+def _entry(claim: Claim, played: dict[str, tuple[pd.DataFrame, int]], at_defaults: bool) -> Entry:
     if claim.needs_llm:
-        return Entry(claim, None, decide("llm", None, None, None), None)
+        decision = decide("llm", None, None, None)
+        return Entry(claim, None, decision, None, decision)
     data, seeds = played[claim.figure]
     figure = figures.get(claim.figure)
     if claim.measure not in figure.measures:
@@ -70,7 +81,29 @@ def _entry(claim: Claim, played: dict[str, tuple[pd.DataFrame, int]]) -> Entry:
     decision = decide(claim.test, measured, claim.reference, claim.band)
     if claim.kit_only:
         decision = Decision(KIT_ONLY, f"{claim.kit_only}; as a test of the kit: {decision.verdict}, {decision.reason}")
-    return Entry(claim, measured, decision, seeds)
+    flips = by_base_seed().get(claim.id, {}) if at_defaults else {}
+    if len(set(flips.values())) > 1:
+        spread = "; ".join(f"{base}: {verdict}" for base, verdict in flips.items())
+        why = f"its verdict changes with the base seed ({spread}), so at {seeds} seeds it is the draw's"
+        return Entry(claim, measured, Decision(INCONCLUSIVE, f"{why}; {decision.reason}"), seeds, decision)
+    return Entry(claim, measured, decision, seeds, decision)
+
+
+@cache
+def by_base_seed() -> dict[str, dict[str, str]]:
+    """``data/ledger_seeds.csv``: each claim's verdict at the default seeds from each base seed measured ({"base 0":
+    "holds", "base 1": ...}); empty before it is first written."""
+    if not SEEDS_FILE.exists():
+        return {}
+    frame = pd.read_csv(SEEDS_FILE, dtype=str, keep_default_na=False).set_index("id")
+    return {claim: row.to_dict() for claim, row in frame.iterrows()}
+
+
+def write_seeds(verdicts: pd.DataFrame) -> None:
+    """Keep the tests' verdicts per base seed (a frame indexed by claim id, a column per base seed)."""
+    with atomic(SEEDS_FILE) as temporary:
+        verdicts.to_csv(temporary)
+    by_base_seed.cache_clear()
 
 
 def table(entries: list[Entry]) -> pd.DataFrame:
