@@ -1,14 +1,15 @@
 """The figures of docs/rep-readings.md, measured: movie scheduling per reading, regime and population, and
 Fishbanks per protocol.
 
-    .venv/bin/python benchmarks/rep_readings.py [--seeds 100]
+    .venv/bin/python benchmarks/rep_readings.py [--seeds 100] [--thresholds]
 
 Movie scheduling: rule-based agents on the fast path (the Mesa model's rounds, checked equal by
 tests/test_movies.py). Prints, per configuration and regime: the mean final consensus, the median convergence
 round (from round 1), the share of runs that never converge, the share already at 70% in round 0, and the agents'
-mean spread around the group's proposal. Fishbanks: 20 default games per protocol (seeds 0-19): the final
-population, the seasons above 0.35, the season of collapse, the industry's boats by season, how many companies
-sit at one boat, and the gains of REP textual over A2A.
+mean spread around the group's proposal (under the thresholds reading also the median round to 90% consensus and
+the spread after 5 rounds); ``--thresholds`` prints the thresholds reading's tables alone. Fishbanks: 20 default
+games per protocol (seeds 0-19): the final population, the seasons above 0.35, the season of collapse, the
+industry's boats by season, how many companies sit at one boat, and the gains of REP textual over A2A.
 """
 
 import argparse
@@ -29,6 +30,10 @@ CONFIGURATIONS = {
     "REP numerical, Table 2 reading": {"protocol": "rep_numerical", "reading": "table2"},
     "A2A, Table 2 reading": {"protocol": "a2a", "reading": "table2"},
 }
+THRESHOLDS = {
+    "REP numerical, thresholds reading": {"protocol": "rep_numerical", "reading": "thresholds"},
+    "A2A, thresholds reading": {"protocol": "a2a", "reading": "thresholds"},
+}
 SIZES = (5, 10, 20, 50, 100, 200)
 ATTENTION = (1, 2, 4, 8, 19)
 
@@ -38,7 +43,15 @@ def runs(seeds: int, by: str, values: dict, play=fast.simulate, **params) -> pd.
     for label, extra in values.items():
         for seed in derive_seeds(0, seeds):
             rounds = play(seed, **params, **extra)
-            rows.append({by: label, "spread": rounds["spread"].iloc[-1], **outcome(rounds["consensus"], 0.7)})
+            rows.append(
+                {
+                    by: label,
+                    "spread": rounds["spread"].iloc[-1],
+                    "spread_5": rounds["spread"].iloc[min(5, len(rounds) - 1)],
+                    "round_90": outcome(rounds["consensus"], 0.9)["convergence_round"],
+                    **outcome(rounds["consensus"], 0.7),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -46,17 +59,33 @@ def mesa_frame(seed: int, **params) -> pd.DataFrame:
     return MovieScheduling(**params, rng=seed).run().frame()
 
 
-def table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
+def table(frame: pd.DataFrame, by: str, thresholds: bool = False) -> pd.DataFrame:
     groups = frame.groupby(by, sort=False)
-    return pd.DataFrame(
-        {
-            "final consensus": groups["final_consensus"].mean().map("{:.0%}".format),
-            "median round": groups["convergence_round"].median(),
-            "never converge": (1 - groups["converged"].mean()).map("{:.0%}".format),
-            "at 70% in round 0": groups["opening_converged"].mean().map("{:.0%}".format),
-            "spread": groups["spread"].mean().map("{:.2f}".format),
-        }
-    )
+    columns = {
+        "final consensus": groups["final_consensus"].mean().map("{:.0%}".format),
+        "median round": groups["convergence_round"].median(),
+        "never converge": (1 - groups["converged"].mean()).map("{:.0%}".format),
+        "at 70% in round 0": groups["opening_converged"].mean().map("{:.0%}".format),
+        "spread": groups["spread"].mean().map("{:.2f}".format),
+    }
+    if thresholds:
+        columns["median round to 90%"] = groups["round_90"].apply(lambda r: r.fillna(float("inf")).median())
+        columns["spread after 5 rounds"] = groups["spread_5"].mean().map("{:.2f}".format)
+    return pd.DataFrame(columns)
+
+
+def thresholds_reading(seeds: int) -> None:
+    """The thresholds reading's tables (docs/rep-readings.md, its predictions)."""
+    for label, params in THRESHOLDS.items():
+        print(f"\n{label}, 20 agents, {seeds} seeds")
+        print(table(runs(seeds, "regime", REGIMES, **params), "regime", thresholds=True))
+    textual = runs(seeds // 5, "regime", REGIMES, play=mesa_frame, protocol="rep_textual", reading="thresholds")
+    print(f"\nREP textual, thresholds reading, 20 agents, {seeds // 5} seeds (the Mesa model)")
+    print(table(textual, "regime", thresholds=True))
+    sizes = {size: {"population": size, "sparsity": SCALING_SPARSITY} for size in SIZES}
+    for protocol in ("rep_numerical", "a2a"):
+        print(f"\n{protocol}, thresholds reading, {SCALING_SPARSITY:.0%} sparse small world, {seeds // 2} seeds a size")
+        print(table(runs(seeds // 2, "agents", sizes, protocol=protocol, reading="thresholds"), "agents", True))
 
 
 def fishbanks(games: int = 20) -> None:
@@ -102,8 +131,13 @@ def fishbanks(games: int = 20) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100)
-    seeds = parser.parse_args().seeds
+    parser.add_argument("--thresholds", action="store_true", help="the thresholds reading's tables alone")
+    arguments = parser.parse_args()
+    seeds = arguments.seeds
     with pd.option_context("display.width", 160, "display.max_columns", 10):
+        if arguments.thresholds:
+            thresholds_reading(seeds)
+            return
         print("Fishbanks, 12 companies, 8 seasons")
         fishbanks()
         for label, params in CONFIGURATIONS.items():
@@ -120,6 +154,7 @@ def main() -> None:
             attention = {k: {"attention": k, **REGIMES[regime]} for k in ATTENTION}
             print(f"\nA2A, §7 reading, {regime}, by attention, {seeds * 3 // 5} seeds")
             print(table(runs(seeds * 3 // 5, "attention", attention, protocol="a2a"), "attention"))
+        thresholds_reading(seeds)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,55 @@ def test_without_consensus_the_group_votes_on_the_organisers_proposal(protocol):
     assert len({(goer.proposal["price"], goer.proposal["time"]) for goer in model.goers}) > 1
 
 
+def thresholds_of(model: MovieScheduling) -> np.ndarray:
+    return np.array([[goer.proposal["price"], goer.proposal["time"]] for goer in model.goers])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_under_the_thresholds_reading_agents_start_at_their_ideals_and_never_leave_their_own_ellipse(protocol):
+    model = MovieScheduling(protocol=protocol, reading="thresholds", sparsity=0.6, rounds=8, rng=4)
+    taste = model.preferences
+    assert np.array_equal(thresholds_of(model), np.column_stack([taste.price, taste.time]))
+    opening = (model.group_price, model.group_time)  # round 0: the venue's offer, voted on against the ideals
+    assert [goer.votes for goer in model.goers] == list(preferences.joins(taste, *opening))
+    for _ in range(8):
+        model.step()
+        theta = thresholds_of(model)
+        assert (preferences.utility(taste, theta[:, 0], theta[:, 1]) >= -1e-12).all()
+        accepting = preferences.centred(taste, theta[:, 0], theta[:, 1])  # votes against the thresholds
+        assert [goer.votes for goer in model.goers] == list(
+            preferences.joins(accepting, model.group_price, model.group_time)
+        )
+
+
+def test_under_the_thresholds_reading_the_group_proposal_is_the_median_of_the_local_votes():
+    model = MovieScheduling(reading="thresholds", rounds=3, rng=2)
+    before = (model.group_price, model.group_time)
+    model.step()
+    theta = thresholds_of(model)
+    votes = preferences.pulled_in(preferences.centred(model.preferences, theta[:, 0], theta[:, 1]), *before)
+    assert (model.group_price, model.group_time) == (statistics.median(votes[0]), statistics.median(votes[1]))
+    inside = preferences.joins(preferences.centred(model.preferences, theta[:, 0], theta[:, 1]), *before)
+    assert np.array_equal(votes[0][inside], np.full(inside.sum(), before[0]))  # who accepts votes the proposal
+
+
+def test_rep_draws_thresholds_towards_the_neighbours_and_a2a_a_declining_agent_towards_the_proposal():
+    rep = MovieScheduling(reading="thresholds", network="complete", sparsity=0.0, step_size=1.0, rng=5)
+    n, mean = rep.population, thresholds_of(rep).mean(axis=0)
+    rep.step()  # with η = 1 and everyone a neighbour, each agent aims at the population's mean ideal
+    aimed = preferences.pulled_in(rep.preferences, np.full(n, mean[0]), np.full(n, mean[1]))  # within its ellipse
+    np.testing.assert_allclose(thresholds_of(rep), np.column_stack(aimed), atol=1e-9)
+
+    a2a = MovieScheduling(protocol="a2a", reading="thresholds", attention=100, network="complete", sparsity=0.0, rng=5)
+    offer, start = np.array([a2a.group_price, a2a.group_time]), thresholds_of(a2a)
+    accepts = preferences.joins(a2a.preferences, *offer)
+    a2a.step()  # every agent reads every neighbour: one that declines steps η = 0.5 towards the proposal
+    stepped = np.where(accepts[:, None], start, start + 0.5 * (offer - start))
+    kept = np.column_stack(preferences.pulled_in(a2a.preferences, stepped[:, 0], stepped[:, 1]))
+    assert accepts.any() and not accepts.all()
+    np.testing.assert_allclose(thresholds_of(a2a), kept, atol=1e-9)
+
+
 def test_a2a_under_the_section7_reading_reads_at_most_its_attention():
     model = MovieScheduling(protocol="a2a", attention=2, network="complete", sparsity=0.0, rng=3)
     model.step()
@@ -267,6 +316,10 @@ FAST_CASES = [
     {"reading": "table2"},
     {"reading": "table2", "consensus": None},
     {"reading": "table2", "network": "complete", "opening": "organiser"},
+    {"reading": "thresholds"},
+    {"reading": "thresholds", "sparsity": 0.6, "attention": 1},
+    {"reading": "thresholds", "network": "complete", "consensus": None},
+    {"reading": "thresholds", "population": 77, "step_size": 1.0, "price_sd": 8.0},
     {"population": 77, "sparsity": 0.45, "step_size": 1.0, "degree": 8},
     {"stop_at_convergence": True, "price_mean": 25.0},
 ]

@@ -32,10 +32,10 @@ GOOD_ROW = {
 }
 
 
-def test_every_paper_has_five_to_fifteen_claims_and_some_only_llm_agents_can_test():
+def test_every_paper_has_five_to_twenty_five_claims_and_some_only_llm_agents_can_test():
     for paper in PAPERS:
         of_paper = claims.of_paper(paper)
-        assert 5 <= len(of_paper) <= 20, (paper, len(of_paper))  # REP spans three domains
+        assert 5 <= len(of_paper) <= 25, (paper, len(of_paper))  # REP: three domains, three readings
     assert any(c.needs_llm for c in CLAIMS) and any(not c.needs_llm for c in CLAIMS)
 
 

@@ -50,20 +50,45 @@ class Moviegoer(FixedAgent):
 
     @property
     def proposal(self) -> Theta:
-        """θ_i, the agent's local proposal."""
+        """θ_i, the agent's local proposal (its thresholds, under the thresholds reading)."""
         return self.client.theta
+
+    def acceptance(self, theta: Theta) -> Taste:
+        """What the agent accepts: its taste, or under the thresholds reading its participation ellipse centred on
+        its thresholds ``theta``."""
+        if self.model.reading != "thresholds":
+            return self.taste
+        return preferences.centred(self.taste, theta[PRICE], theta[TIME])
+
+    def local_vote(self) -> Theta:
+        """Thresholds reading: the point the agent accepts nearest the group's proposal, pulled straight towards its
+        thresholds (the proposal itself if it accepts it): Table 1's "local preference vote"."""
+        price, time = preferences.pulled_in(
+            self.acceptance(self.proposal), self.model.group_price, self.model.group_time
+        )
+        return {PRICE: float(price), TIME: float(time)}
+
+    def keep_within_bounds(self) -> None:
+        """Thresholds reading: thresholds never leave the agent's own participation ellipse U ≥ 0 (a step that would
+        leave it stops at its edge, on the line from its ideal)."""
+        price, time = preferences.pulled_in(self.taste, self.proposal[PRICE], self.proposal[TIME])
+        self.client.theta = {PRICE: float(price), TIME: float(time)}
 
     def situation(self, theta: Theta, neighbour_messages: list[Message]) -> Situation:
         """What the agent decides from. Its neighbours' messages are written out only for an LLM or a student's
         rule (``policy``) to read: the built-in rules decide from the agent's own preferences."""
         reads_notes = self.model.llm is not None or self.model.policy is not None
         notes = self.model.notes(neighbour_messages) if reads_notes else ()
+        if self.model.reading == "thresholds":  # it decides on the group's proposal, against its thresholds
+            price, time = self.model.group_price, self.model.group_time
+        else:
+            price, time = theta[PRICE], theta[TIME]
         return Situation(
             agent=self.node,
             round=self.model.steps,
-            taste=self.taste,
-            price=theta[PRICE],
-            time=theta[TIME],
+            taste=self.acceptance(theta),
+            price=price,
+            time=time,
             neighbour_notes=notes,
         )
 
@@ -111,6 +136,20 @@ class Moviegoer(FixedAgent):
             return
         eta, theta = self.model.step_size, self.client.theta
         self.client.theta = {name: theta[name] + eta * (ideal[name] - theta[name]) for name in (PRICE, TIME)}
+
+    def follow_decisions(self, read: list[Vote]) -> None:
+        """A2A under the thresholds reading (decisions, not sensitivities): an agent that declines the group's
+        proposal moves its thresholds a step η towards the mean of the votes it ``read`` from neighbours who accept
+        it; one that accepts, or read no one who does, keeps them."""
+        joining = [vote for vote in read if vote.joins]
+        if self.joins or not joining:
+            return
+        target = {
+            PRICE: sum(v.price for v in joining) / len(joining),
+            TIME: sum(v.time for v in joining) / len(joining),
+        }
+        eta, theta = self.model.step_size, self.client.theta
+        self.client.theta = {name: theta[name] + eta * (target[name] - theta[name]) for name in (PRICE, TIME)}
 
 
 class REPMoviegoer:

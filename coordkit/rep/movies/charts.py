@@ -101,7 +101,7 @@ def _paper_maximum(percent: float) -> alt.Chart:
 
 def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
     """REP numerical under each reading (columns): the mean consensus (top) and the agents' mean spread around
-    the group's proposal (bottom) over rounds, a line per regime."""
+    the group's proposal (bottom: of their own proposals, or of their thresholds) over rounds, a line per regime."""
     rep = rounds[rounds["protocol"] == "rep_numerical"]
     mean = rep.groupby(["reading", "regime", "round"], as_index=False)[["consensus", "spread"]].mean()
     mean[CONSENSUS] = 100 * mean["consensus"]
@@ -109,23 +109,24 @@ def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
     colour = alt.Color("regime", scale=alt.Scale(domain=list(REGIME_NAMES.values())), title="network")
     x = alt.X("round:Q", axis=alt.Axis(tickMinStep=1))
     consensus = alt.Y(f"{CONSENSUS}:Q", scale=alt.Scale(domain=[0, 100]))
-    spread = alt.Y("spread:Q", title="spread of own proposals")
+    spread = alt.Y("spread:Q", title="spread of own θ")
+    width = 220  # three readings side by side fit the notebook's column
     rows = [
         alt.hconcat(
             *(
-                alt.Chart(mean[mean["reading"] == reading], width=300, height=170, title=heading(reading))
+                alt.Chart(mean[mean["reading"] == reading], width=width, height=170, title=heading(reading))
                 .mark_line()
                 .encode(x=x, y=y, color=colour)
                 for reading in READING_NAMES
             )
-        ).resolve_scale(y="shared")  # the same axis in both readings: Table 2's spread is 0 on it
+        ).resolve_scale(y="shared")  # the same axis in every reading: Table 2's spread is 0 on it
         for y, heading in (
-            (consensus, lambda reading: viz.title(READING_NAMES[reading], 300)),
+            (consensus, lambda reading: viz.title(READING_NAMES[reading], width)),
             (spread, lambda reading: ""),
         )
     ]
     title = alt.TitleParams(
-        "REP numerical, 20 agents: one median for everyone (Table 2) or own proposals (§7)",
+        "REP numerical, 20 agents, under each reading of the paper",
         subtitle="mean over seeds; under Table 2 every agent adopts the median, so the network cannot matter",
     )
     return alt.vconcat(*rows, title=title).resolve_scale(color="shared")

@@ -9,10 +9,11 @@ over it: ``sweep(MovieScheduling, {"protocol": ["a2a", "rep_numerical"]}, seeds=
   sparse, for A2A, REP numerical and REP textual.
 - :func:`figure3_scaling` — Fig. 3 (right): rounds to converge for 5 to 200 agents at 30% sparsity (further
   with ``sizes``).
-- :func:`readings` — the paper's two readings side by side (docs/rep-readings.md): under Table 2's, where every
-  agent adopts the median each round, the network cannot matter.
+- :func:`readings` — the paper's three readings side by side (docs/rep-readings.md): under Table 2's, where every
+  agent adopts the median each round, the network cannot matter; under the thresholds reading what each agent
+  accepts travels.
 
-Both Figure 3 functions take ``reading`` ("section7", the model's default, or "table2").
+Both Figure 3 functions take ``reading`` ("section7", the model's default, "table2" or "thresholds").
 - The wall-clock profile of a 200-agent LLM round is :func:`coordkit.rep.movies.profiling.round_profile`: wall
   time never enters a figure's data.
 """
@@ -277,10 +278,12 @@ def reading_rounds(seed: int, reading: str, protocol: str, regime: str) -> pd.Da
 
 @figure(
     "rep-movies-readings",
-    "REP §3.2/Table 2 against §7: with one median for everyone the network cannot matter; with own proposals it can",
+    "REP §3.2/Table 2, §7 and Table 1's thresholds: with one median for everyone the network cannot matter; with own "
+    "proposals or thresholds it can",
     chart=charts.readings,
     compare=compare_readings,
     default_seeds=20,
+    measures=measures.READINGS,
 )
 def readings(seeds: int = 20, base_seed: int = 0, *, llm: LLMClient | None = None) -> pd.DataFrame:
     """Consensus and the agents' spread over rounds under each reading, for REP numerical and A2A, in the three

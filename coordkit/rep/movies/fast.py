@@ -69,7 +69,10 @@ def simulate(seed: int, **params) -> pd.DataFrame:
     taste = draw_preferences(streams("population"), p)
     edges = draw_network(streams("network"), p)
     organiser = int(streams("organiser").integers(n))
-    theta = np.tile(draw_opening(streams("opening"), p, taste, organiser), (n, 1))  # θ_i: everyone opens with one
+    opening = np.array(draw_opening(streams("opening"), p, taste, organiser))
+    if p["reading"] == "thresholds":
+        return _thresholds(p, taste, edges, organiser, opening, streams)
+    theta = np.tile(opening, (n, 1))  # θ_i: everyone opens with one
     adopts_median = p["reading"] == "table2" and p["consensus"] is not None
     if p["protocol"] == "rep_numerical":
         update = _rep_update(taste, edges, p, adopts_median)
@@ -91,6 +94,39 @@ def simulate(seed: int, **params) -> pd.DataFrame:
         if round_number and p["stop_at_convergence"] and converged:
             break
     return pd.DataFrame({column: [row[column] for row in rows] for column in COLUMNS})
+
+
+def _thresholds(p: dict, taste, edges: np.ndarray, organiser: int, opening: np.ndarray, streams) -> pd.DataFrame:
+    """The rounds under the thresholds reading: θ_i are the agents' thresholds, from their ideals; each round
+    REP's sensitivities (or A2A's decisions) move them, within each agent's own ellipse, and the group's proposal
+    is the median of the local votes (the organiser's without consensus)."""
+    theta = np.column_stack([taste.price, taste.time])
+    if p["protocol"] == "rep_numerical":
+        update = _rep_thresholds_update(taste, edges, p)
+    else:
+        update = _a2a_thresholds_update(taste, networks.adjacency(p["population"], edges), p, streams("attended"))
+    group, rows, converged = opening, [], False
+    for round_number in range(p["rounds"] + 1):
+        if round_number:
+            theta = update(theta, group)
+            votes = np.column_stack(preferences.pulled_in(_accepting(taste, theta), group[0], group[1]))
+            group = votes[organiser] if p["consensus"] is None else np.median(votes, axis=0)
+        rows.append(_vote(taste, theta, group, round_number, accepting=_accepting(taste, theta)))
+        converged = converged or (round_number > 0 and rows[-1]["consensus"] >= p["convergence_threshold"])
+        rows[-1]["converged"] = converged
+        if round_number and p["stop_at_convergence"] and converged:
+            break
+    return pd.DataFrame({column: [row[column] for row in rows] for column in COLUMNS})
+
+
+def _accepting(taste: preferences.Preferences, theta: np.ndarray) -> preferences.Preferences:
+    """What the agents accept under the thresholds reading: their ellipses centred on their thresholds θ."""
+    return preferences.centred(taste, theta[:, 0], theta[:, 1])
+
+
+def _within_bounds(taste: preferences.Preferences, theta: np.ndarray) -> np.ndarray:
+    """Thresholds kept inside each agent's own ellipse U ≥ 0."""
+    return np.column_stack(preferences.pulled_in(taste, theta[:, 0], theta[:, 1]))
 
 
 def _streams(seed) -> Streams:
@@ -122,6 +158,49 @@ def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adop
     intercept = proposals(np.zeros((n, 2)))
     means = neighbourhood_mean(np.hstack([proposals(ones) - intercept, intercept]))  # slope and intercept
     return lambda theta: step(theta, theta[0] * means[:, :2] + means[:, 2:])
+
+
+def _rep_thresholds_update(taste: preferences.Preferences, edges: np.ndarray, p: dict):
+    """REP numerical's stage 1 under the thresholds reading: θ_i ← θ_i − η·(θ_i − the mean of its own and its
+    neighbours' thresholds, the proposals their sensitivities carry), then kept within its own ellipse."""
+    n = p["population"]
+    upper = networks.upper_triangle(n, edges)
+    lower = upper.T
+    size = (networks.degrees(n, edges) + 1)[:, None]
+    bounds = np.array([THETA_BOUNDS[PRICE], THETA_BOUNDS[TIME]])
+
+    def update(theta: np.ndarray, group: np.ndarray) -> np.ndarray:
+        mean = (upper @ theta + lower @ theta + theta) / size
+        stepped = np.clip(theta - p["step_size"] * (theta - mean), bounds[:, 0], bounds[:, 1])
+        return _within_bounds(taste, stepped)
+
+    return update
+
+
+def _a2a_thresholds_update(taste: preferences.Preferences, adjacency, p: dict, rng: np.random.Generator):
+    """A2A's stage 1 under the thresholds reading (:meth:`~coordkit.rep.movies.agents.Moviegoer.follow_decisions`):
+    an agent that declines the group's proposal steps η towards the mean vote of the ``attention`` neighbours it
+    reads who accept it; then every agent's thresholds are kept within its own ellipse."""
+    n = adjacency.shape[0]
+    receivers = np.repeat(np.arange(n), np.diff(adjacency.indptr))
+    senders = adjacency.indices
+
+    def update(theta: np.ndarray, group: np.ndarray) -> np.ndarray:
+        accepting = _accepting(taste, theta)
+        joins = preferences.joins(accepting, group[0], group[1])
+        votes = np.column_stack(preferences.pulled_in(accepting, group[0], group[1]))
+        read = attended(rng, adjacency, p["attention"])
+        heard = read & joins[senders] & ~joins[receivers]
+        counts = np.bincount(receivers[heard], minlength=n)
+        sums = np.zeros((n, 2))
+        np.add.at(sums, receivers[heard], votes[senders[heard]])
+        moving = counts > 0
+        updated = theta.copy()
+        target = sums[moving] / counts[moving][:, None]
+        updated[moving] = theta[moving] + p["step_size"] * (target - theta[moving])
+        return _within_bounds(taste, updated)
+
+    return update
 
 
 def _a2a_update_table2(taste: preferences.Preferences):
@@ -158,10 +237,17 @@ def _a2a_update_section7(taste: preferences.Preferences, adjacency, p: dict, rng
     return update
 
 
-def _vote(taste: preferences.Preferences, theta: np.ndarray, group: np.ndarray, round_number: int) -> dict:
-    """The group's proposal, who would join it, and the agents' mean distance from it (in the utility's scales)."""
+def _vote(
+    taste: preferences.Preferences,
+    theta: np.ndarray,
+    group: np.ndarray,
+    round_number: int,
+    accepting: preferences.Preferences | None = None,
+) -> dict:
+    """The group's proposal, who would join it (by their tastes, or what they ``accepting``), and the agents' mean
+    distance from it (in the utility's scales)."""
     price, time = (float(x) for x in group)
-    participants = int(np.count_nonzero(preferences.joins(taste, price, time)))
+    participants = int(np.count_nonzero(preferences.joins(taste if accepting is None else accepting, price, time)))
     gaps = np.hypot((theta[:, 0] - price) / taste.price_scale, (theta[:, 1] - time) / taste.time_scale)
     return {
         "round": round_number,

@@ -50,6 +50,15 @@ def a2a_converged_beyond_20(runs: pd.DataFrame) -> estimates.Estimate:
     return estimates.exact(int(large["converged"].sum()), len(large), unit="")
 
 
+def of_reading(reading: str, measure):
+    """``measure`` of the runs of the readings figure (``rep-movies-readings``) played under ``reading``."""
+
+    def measured(rounds: pd.DataFrame):
+        return measure(rounds[rounds["reading"] == reading])
+
+    return measured
+
+
 SPARSITY = {
     "rep_final_consensus_by_regime": _by_regime("rep_numerical", "final_consensus", 100, "%", (0, 100)),
     "rep_convergence_round_by_regime": _by_regime("rep_numerical", "convergence_round", 1, "rounds", (1, HORIZON + 1)),
@@ -59,4 +68,12 @@ SCALING = {
     "rep_rounds_by_population": rounds_by_population("rep_numerical"),
     "a2a_rounds_up_to_20": rounds_by_population("a2a", largest=20),
     "a2a_converged_beyond_20": a2a_converged_beyond_20,
+}
+READINGS = {
+    **{
+        f"rep_convergence_round_by_regime_{reading}": of_reading(reading, SPARSITY["rep_convergence_round_by_regime"])
+        for reading in ("table2", "thresholds")
+    },
+    "rep_final_consensus_by_regime_thresholds": of_reading("thresholds", SPARSITY["rep_final_consensus_by_regime"]),
+    "a2a_max_consensus_by_regime_thresholds": of_reading("thresholds", SPARSITY["a2a_max_consensus_by_regime"]),
 }

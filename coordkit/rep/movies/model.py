@@ -11,12 +11,17 @@ random), or the organiser's own ideal. Each round then has §7's two stages, on 
    reasons locally;
 2. the group's proposal is formed and every agent votes on it.
 
-The paper says two things about stage 2 (docs/rep-readings.md), and ``reading`` chooses. ``"table2"``: the
+The paper says several things about stage 2 (docs/rep-readings.md), and ``reading`` chooses. ``"table2"``: the
 group's proposal is the coordinate-wise median of the θ_i, which every agent then adopts (§3.2, Table 2, A2A
 on the same rule). ``"section7"``: the median is the proposal voted on, but each agent keeps its own θ_i, so
 that sensitivities ripple one hop a round; A2A has no global aggregation: the group's proposal is the
-organiser's, and an agent weighs at most ``attention`` messages a round. Without ``consensus`` the group's
-proposal is the organiser's in both readings.
+organiser's, and an agent weighs at most ``attention`` messages a round. ``"thresholds"`` (Table 1's "preferred
+price/time thresholds"): θ_i is what the agent is willing to accept, the centre of its participation ellipse,
+starting at its ideal; it decides and votes against it; REP's sensitivities at the group's proposal draw it
+towards the neighbours', A2A's decisions draw a declining agent towards the votes of the neighbours that join,
+never out of its own ellipse U ≥ 0; the group's proposal, for both, is the median of the agents' local votes (the
+point each accepts nearest the current proposal). Without ``consensus`` the group's proposal is the organiser's
+(its local vote, under the thresholds reading).
 
 The consensus of a round (the paper does not define it) is the share of agents who would join the group's
 proposal (U ≥ 0); the convergence round is the first round from 1 on whose consensus reaches
@@ -50,6 +55,7 @@ from coordkit.rep.movies.policies import (
     REPParticipation,
     Satisficer,
     StudentMoviegoer,
+    ThresholdParticipation,
 )
 from coordkit.rep.movies.preferences import EVENING, PRICE_RANGE
 from coordkit.rep.protocol import (
@@ -64,8 +70,8 @@ from coordkit.rep.records import agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual")
 PROTOCOL_NAMES = {"a2a": "A2A", "rep_numerical": "REP numerical", "rep_textual": "REP textual"}
-READINGS = ("section7", "table2")
-READING_NAMES = {"section7": "§7 reading", "table2": "Table 2 reading"}
+READINGS = ("section7", "table2", "thresholds")
+READING_NAMES = {"section7": "§7 reading", "table2": "Table 2 reading", "thresholds": "thresholds reading"}
 NETWORKS = ("small_world", "complete")
 OPENINGS = ("offer", "organiser")
 THETA_BOUNDS = {PRICE: PRICE_RANGE, TIME: EVENING}
@@ -149,9 +155,13 @@ class MovieScheduling(Model):
             "reading",
             "section7",
             READINGS,
-            labels={"section7": "§7: own proposals", "table2": "Table 2: one median"},
+            labels={
+                "section7": "§7: own proposals",
+                "table2": "Table 2: one median",
+                "thresholds": "thresholds travel",
+            },
             doc="§7: each agent keeps its own proposal and votes on the median; Table 2: everyone adopts the median "
-            "each round (docs/rep-readings.md)",
+            "each round; thresholds: what each agent accepts moves towards its neighbours' (docs/rep-readings.md)",
         ),
         Choice(
             "network",
@@ -189,7 +199,8 @@ class MovieScheduling(Model):
             4,
             1,
             1000,
-            doc="A2A under the §7 reading: the messages an agent can weigh in a round; the rest go unread",
+            doc="A2A under the §7 and thresholds readings: the messages an agent can weigh in a round; the rest go "
+            "unread",
             unit="messages",
             slider=(1, 20),
         ),
@@ -201,7 +212,7 @@ class MovieScheduling(Model):
             1,
             low_open=True,
             doc="η, the numerical updater's step towards the neighbours' mean proposal (§3.2), and an A2A agent's "
-            "step towards its ideal (§7 reading)",
+            "step towards its ideal (§7 reading) or towards the votes of the neighbours that join (thresholds)",
         ),
         consensus_parameter(
             "median_coordinate",
@@ -270,6 +281,7 @@ class MovieScheduling(Model):
         self.organiser = int(self.streams("organiser").integers(n))
         offer = draw_opening(self.streams("opening"), self.params, self.preferences, self.organiser)
         opening = dict(zip((PRICE, TIME), offer))
+        self.group_price, self.group_time = opening[PRICE], opening[TIME]  # round 0's proposal
         self.adjacency = networks.adjacency(n, self.edges)
 
         self.space = Network(networks.to_networkx(n, self.edges), random=self.random, layout=None)
@@ -283,13 +295,14 @@ class MovieScheduling(Model):
         self.goers = [Moviegoer(self, node, self.preferences.of(node)) for node in range(n)]
         students = per_agent("policy", self.policy, [agent_name(goer.node) for goer in self.goers])
         for goer, student in zip(self.goers, students):
-            goer.client = self._client(goer, opening, student)
-            goer.local_price, goer.local_time = opening[PRICE], opening[TIME]
+            start = {PRICE: goer.taste.price, TIME: goer.taste.time} if self.reading == "thresholds" else opening
+            goer.client = self._client(goer, start, student)
+            goer.local_price, goer.local_time = start[PRICE], start[TIME]
         self.round_timings: list[RoundTiming] = []
         self._notes_round, self._notes = -1, {}
         self.attended: np.ndarray | None = None  # the messages weighed this round (A2A, §7 reading); None: all
         self.converged = False
-        self._vote()
+        self._vote(opening=True)
         for goer in self.goers:
             goer.joins = goer.votes  # round 0: who would join the opening proposal
 
@@ -313,18 +326,19 @@ class MovieScheduling(Model):
         )
         self.datacollector.collect(self)
 
-    def _client(self, goer: Moviegoer, opening: dict, student: Any):
-        """The agent's protocol client: the same transport, network and consensus for every protocol (§4); the
-        agent decides whether to join with ``student`` (its ``policy``) if given."""
+    def _client(self, goer: Moviegoer, start: dict, student: Any):
+        """The agent's protocol client, its θ_i at ``start``: the same transport, network and consensus for every
+        protocol (§4); the agent decides whether to join with ``student`` (its ``policy``) if given."""
         student = None if student is None else fresh_policy(student, type(self), self.streams("policy", goer.node))
         if self.protocol == "a2a":
             rule = Satisficer()
             policy = rule if self.llm is None else a2a_policy(self.llm, rule, self.night)
-            agent = A2AMoviegoer(goer, opening, StudentMoviegoer(student, rule) if student is not None else policy)
+            agent = A2AMoviegoer(goer, start, StudentMoviegoer(student, rule) if student is not None else policy)
         else:
-            rule = REPParticipation("numerical" if self.protocol == "rep_numerical" else "textual")
+            participation = ThresholdParticipation if self.reading == "thresholds" else REPParticipation
+            rule = participation("numerical" if self.protocol == "rep_numerical" else "textual")
             policy = rule if self.llm is None else rep_policy(self.llm, rule, self.night)
-            agent = REPMoviegoer(goer, opening, StudentMoviegoer(student, rule) if student is not None else policy)
+            agent = REPMoviegoer(goer, start, StudentMoviegoer(student, rule) if student is not None else policy)
         return self.protocol_network.client(self.protocol, agent, goer.node, sorted(self.space.G.adj[goer.node]))
 
     def describe(self, message: Message) -> str:
@@ -351,7 +365,8 @@ class MovieScheduling(Model):
         decisions = decision_round("decide", self.goers, concurrent=concurrent, max_concurrency=self.max_concurrency)
         talking = time.perf_counter()
         for goer, (joins, signal) in zip(self.goers, decisions):
-            goer.client.send(Vote(bool(joins), goer.proposal[PRICE], goer.proposal[TIME]), signal)
+            offer = goer.local_vote() if self.reading == "thresholds" else goer.proposal
+            goer.client.send(Vote(bool(joins), float(offer[PRICE]), float(offer[TIME])), signal)
         self.transport.deliver()
         for goer in self.goers:
             goer.heard, _ = goer.client.receive()  # the neighbours' votes, by sender
@@ -360,13 +375,20 @@ class MovieScheduling(Model):
             goer.joins = bool(joins)
             goer.message = signal.text if isinstance(signal, Sensitivity) else signal
         if self.protocol == "a2a":
-            section7 = self.reading == "section7"
-            self.attended = attended(self.streams("attended"), self.adjacency, self.attention) if section7 else None
+            local = self.reading != "table2"
+            self.attended = attended(self.streams("attended"), self.adjacency, self.attention) if local else None
             for goer in self.goers:
-                goer.reason_locally(None if self.attended is None else goer.read(self.attended))
+                read = None if self.attended is None else goer.read(self.attended)
+                if self.reading == "thresholds":
+                    goer.follow_decisions(read)
+                else:
+                    goer.reason_locally(read)
         else:
             textual_llm = concurrent and self.protocol == "rep_textual"
             decision_round("sync", self.goers, concurrent=textual_llm, max_concurrency=self.max_concurrency)
+        if self.reading == "thresholds":
+            for goer in self.goers:
+                goer.keep_within_bounds()
         for goer in self.goers:
             goer.local_price, goer.local_time = goer.proposal[PRICE], goer.proposal[TIME]
         # stage 2: under the Table 2 reading every agent adopts the median; then the vote on the group's proposal
@@ -381,20 +403,36 @@ class MovieScheduling(Model):
 
     @property
     def organisers_proposal(self) -> bool:
-        """Whether the group's proposal is the organiser's θ: without consensus, and for A2A under the §7
-        reading (no global aggregation)."""
+        """Whether the group's proposal is the organiser's θ (its local vote, under the thresholds reading):
+        without consensus, and for A2A under the §7 reading (no global aggregation)."""
         return self.consensus is None or (self.protocol == "a2a" and self.reading == "section7")
 
-    def _vote(self) -> None:
-        """The group's proposal (the coordinate-wise median of the θ_i, or the organiser's θ), who would join
-        it, and how far the agents' own proposals are from it."""
-        proposals = [goer.proposal for goer in self.goers]
-        if self.organisers_proposal:
-            self.group_price, self.group_time = proposals[self.organiser][PRICE], proposals[self.organiser][TIME]
+    @property
+    def acceptance(self) -> preferences.Preferences:
+        """What the agents vote against: their tastes, or under the thresholds reading their participation
+        ellipses centred on their thresholds θ_i."""
+        if self.reading != "thresholds":
+            return self.preferences
+        thresholds = np.array([[goer.proposal[PRICE], goer.proposal[TIME]] for goer in self.goers])
+        return preferences.centred(self.preferences, thresholds[:, 0], thresholds[:, 1])
+
+    def _vote(self, opening: bool = False) -> None:
+        """The group's proposal (the coordinate-wise median of the θ_i, or of the local votes under the thresholds
+        reading, or the organiser's; round 0's is the ``opening``'s), who would join it, and how far the agents'
+        own proposals are from it."""
+        thresholds = self.reading == "thresholds"
+        if thresholds and opening:
+            proposals = [goer.proposal for goer in self.goers]  # the group's proposal is the offer, set already
         else:
-            self.group_price = float(statistics.median(theta[PRICE] for theta in proposals))
-            self.group_time = float(statistics.median(theta[TIME] for theta in proposals))  # model.time is Mesa's
-        votes = preferences.joins(self.preferences, self.group_price, self.group_time)
+            proposals = [goer.local_vote() if thresholds else goer.proposal for goer in self.goers]
+            if self.organisers_proposal:
+                self.group_price = float(proposals[self.organiser][PRICE])
+                self.group_time = float(proposals[self.organiser][TIME])
+            else:
+                self.group_price = float(statistics.median(float(theta[PRICE]) for theta in proposals))
+                self.group_time = float(statistics.median(float(theta[TIME]) for theta in proposals))  # not model.time
+            proposals = [goer.proposal for goer in self.goers]
+        votes = preferences.joins(self.acceptance, self.group_price, self.group_time)
         for goer, vote in zip(self.goers, votes):
             goer.votes = bool(vote)
         self.participants = int(votes.sum())

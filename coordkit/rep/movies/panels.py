@@ -15,14 +15,19 @@ EXPLORED = ["protocol", "reading", "population", "sparsity", "consensus", "atten
 
 
 def _a2a_under_section7(values: dict) -> bool:
-    """Whether the group votes on the organiser's proposal and A2A agents weigh at most ``attention`` messages."""
+    """Whether the group votes on the organiser's proposal (A2A under the §7 reading): ``consensus`` has no say."""
     return values["protocol"] == "a2a" and values["reading"] == "section7"
+
+
+def _a2a_reads_some(values: dict) -> bool:
+    """Whether A2A agents weigh at most ``attention`` messages (the §7 and thresholds readings)."""
+    return values["protocol"] == "a2a" and values["reading"] != "table2"
 
 
 CONTROLS = {  # the explore panel's and the player's
     "population": {"label": "agents"},
     "consensus": {"active_when": lambda values: not _a2a_under_section7(values)},
-    "attention": {"active_when": _a2a_under_section7},
+    "attention": {"active_when": _a2a_reads_some},
 }
 
 

@@ -133,6 +133,21 @@ class REPParticipation(Policy):
         return Sensitivity(values, text)
 
 
+@dataclass(frozen=True)
+class ThresholdParticipation(REPParticipation):
+    """REP under the thresholds reading (docs/rep-readings.md): the situation's taste is the agent's participation
+    ellipse centred on its thresholds and its price and time the group's proposal, so the agent joins iff it
+    accepts the proposal and its sensitivities are taken there; the proposal it sends is its thresholds, which the
+    numerical updater averages with its neighbours'."""
+
+    name = "rep_threshold_participation"
+
+    def sensitivity(self, situation: Situation) -> Sensitivity:
+        said = super().sensitivity(situation)
+        thresholds = {f"propose:{PRICE}": float(situation.taste.price), f"propose:{TIME}": float(situation.taste.time)}
+        return Sensitivity({**said.values, **thresholds}, said.text)
+
+
 def numbers_text(values: dict[str, float]) -> str:
     """A numerical sensitivity in words, as the paper writes it: "∂U/∂price = -0.120, ∂U/∂time = +0.050"
     (per dollar and per hour)."""

@@ -16,6 +16,7 @@ of arrays, one entry per agent — so that the Mesa model (agent by agent) and t
 the very same floats.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +115,23 @@ def proposal(taste: Taste | Preferences, price, time):
         price + taste.price_scale * taste.price_scale / 2 * price_slope(taste, price),
         time + taste.time_scale * taste.time_scale / 2 * time_slope(taste, time),
     )
+
+
+def centred(taste: Taste | Preferences, price, time) -> Taste | Preferences:
+    """The taste with its ideal moved to (price, time): under the thresholds reading, what the agent accepts is its
+    participation ellipse centred on its thresholds (docs/rep-readings.md)."""
+    return dataclasses.replace(taste, price=price, time=time)
+
+
+def pulled_in(taste: Taste | Preferences, price, time):
+    """(price, time) pulled straight towards the taste's ideal until the taste would join there: itself when U ≥ 0,
+    else the point where the line to the ideal meets the ellipse U = 0 (thresholds reading: an agent's local
+    preference vote, and the bound its own participation ellipse sets on its thresholds)."""
+    outside = 1 - utility(taste, price, time)  # w·Δp² + (1 − w)·Δt² in the scales' units: above 1 outside
+    shrink = 1 / np.sqrt(np.maximum(outside, 1))
+    pulled_price = taste.price + (price - taste.price) * shrink
+    pulled_time = taste.time + (time - taste.time) * shrink
+    return np.where(outside > 1, pulled_price, price), np.where(outside > 1, pulled_time, time)
 
 
 def comfort_box(taste: Taste | Preferences):
