@@ -5,9 +5,10 @@
 For each model, one run of the kit's model and one of its minimal counterpart in ``benchmarks/minimal_mesa/``,
 alternated ``repeats`` times (so that a shared machine's drift hits both alike); prints each median and their
 ratio. The Beer Game (A2A, and REP textual: ``minimal_mesa.beer_game_rep``; both checked first to play the kit's
-orders, and θ), Fishbanks (A2A companies), movie scheduling (REP numerical) and the delay trial are timed against
-minimal models of the same rules. Fishbanks' and movie scheduling's REP textual have no minimal model of their own
-yet: they run against the A2A and REP numerical ones (a floor, not the same rules), and Fishbanks and movie
+orders, and θ), Fishbanks (A2A companies), movie scheduling (REP numerical, and REP textual:
+``minimal_mesa.movies_rep_textual``) and the delay trial are timed against minimal models of the same rules.
+Fishbanks' REP textual has no minimal model of its own yet: it runs against the A2A one (a floor, not the same
+rules), and Fishbanks and movie
 scheduling also against Mesa's floor for their agents x steps x reporters (``minimal_mesa.floor``). Also the Beer
 Game's ``summary()`` alone, and a run with its summary.
 """
@@ -17,7 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from minimal_mesa import beer_game, beer_game_rep, delay, fishbanks, floor, movies
+from minimal_mesa import beer_game, beer_game_rep, delay, fishbanks, floor, movies, movies_rep_textual
 
 from coordkit.delay import DelayedDilemma
 from coordkit.rep.beer_game.model import BeerGame
@@ -62,9 +63,9 @@ COMPARISONS = {
         lambda k: floor.one_run(agents=12, steps=8, model_reporters=6, agent_reporters=13, seed=k),
     ),
     "Movies, REP numerical (default, same rules)": (lambda k: MovieScheduling(rng=k).run(), movies.one_run),
-    "Movies, REP textual vs the REP numerical minimal": (
+    "Movies, REP textual (same rules)": (
         lambda k: MovieScheduling(protocol="rep_textual", rng=k).run(),
-        movies.one_run,
+        movies_rep_textual.one_run,
     ),
     "Movies, default (20 agents x 20 rounds) vs floor": (
         lambda k: MovieScheduling(rng=k).run(),

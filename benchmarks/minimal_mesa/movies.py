@@ -50,12 +50,14 @@ class Moviegoer(mesa.Agent):
 
 
 class MovieScheduling(mesa.Model):
+    goer_class = Moviegoer
+
     def __init__(self, population=20, rounds=20, rng=None):
         super().__init__(rng=rng)
         self.population, self.rounds = population, rounds
         self.graph = thinned_small_world(population, self.rng)
         opening = (float(self.rng.uniform(4.0, 30.0)), float(self.rng.uniform(17.0, 23.0)))
-        self.goers = [Moviegoer(self, node, opening) for node in range(population)]
+        self.goers = [self.goer_class(self, node, opening) for node in range(population)]
         self.converged = False
         self.vote()
         self.datacollector = mesa.DataCollector(
