@@ -167,6 +167,13 @@ def _inconclusive(why: str, runs: list[int | None], now: int) -> Decision:
     return Decision(INCONCLUSIVE, f"{why}: about {max(runs):,} runs would decide it ({now:,} now)")
 
 
+def _both_sides(undecided: list[tuple[str, Estimate]], reference: float, to: str) -> Decision:
+    """Inconclusive: the intervals of the ``undecided`` points reach both sides of ``reference`` (written ``to``)."""
+    where, e = undecided[0]
+    runs = [runs_to_decide(u, reference) for _, u in undecided]
+    return _inconclusive(f"{where}the interval reaches both sides of {to}", runs, e.n)
+
+
 def _one_run(where: str, what: str) -> Decision:
     return Decision(
         INCONCLUSIVE, f"{where}one run gives no interval, so {what} cannot be shown: more runs would decide it"
@@ -208,9 +215,7 @@ def _direction(measured, reference: float, band: Band | None, above: bool) -> De
             return _one_run(where, "a direction")
     undecided = [(where, e) for where, e in points if not (e.low > reference if above else e.high < reference)]
     if undecided:
-        where, e = undecided[0]
-        runs = [runs_to_decide(u, reference) for _, u in undecided]
-        return _inconclusive(f"{where}the interval reaches both sides of {to}", runs, e.n)
+        return _both_sides(undecided, reference, to)
     shown = f"the interval lies {'above' if above else 'below'} {to}"
     return _size([(where, e.value) for where, e in points], unit, band, shown, upward=above)
 
@@ -231,9 +236,7 @@ def _threshold(measured, reference: float, band: Band | None, at_least: bool) ->
         if not (low >= reference if at_least else high <= reference):
             undecided.append((where, e))
     if undecided:
-        where, e = undecided[0]
-        runs = [runs_to_decide(u, reference) for _, u in undecided]
-        return _inconclusive(f"{where}the interval reaches both sides of {to}", runs, e.n)
+        return _both_sides(undecided, reference, to)
     shown = f"everything measured is {bound} {to}"
     return _size([(where, e.value) for where, e in points], unit, band, shown, upward=at_least)
 
