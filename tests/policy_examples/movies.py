@@ -7,7 +7,13 @@ from coordkit.policies import policy_from
 from coordkit.rep.movies import stand_in
 from coordkit.rep.movies.llm_policies import MovieNight, a2a_policy, rep_policy, synthesis_policy
 from coordkit.rep.movies.model import MovieScheduling
-from coordkit.rep.movies.policies import RangeSynthesis, REPParticipation, Satisficer, StudentMoviegoer
+from coordkit.rep.movies.policies import (
+    RangeSynthesis,
+    REPParticipation,
+    Satisficer,
+    StudentMoviegoer,
+    ThresholdParticipation,
+)
 from coordkit.rep.protocol import SynthesisRequest
 
 from . import PolicyExample
@@ -15,10 +21,10 @@ from . import PolicyExample
 NIGHT = MovieNight(population=8, rounds=20)
 
 
-def situations():
+def situations(reading: str = "section7"):
     """Every agent's stage-1 situation in the first 4 rounds of an 8-agent REP textual run, with its neighbours'
     last messages written out as an LLM would read them."""
-    model = MovieScheduling(protocol="rep_textual", population=8, sparsity=0.3, rng=2)
+    model = MovieScheduling(protocol="rep_textual", population=8, sparsity=0.3, reading=reading, rng=2)
     seen = []
     for _ in range(4):
         for goer in model.goers:
@@ -54,6 +60,11 @@ EXAMPLES = [
     PolicyExample("rep_participation_textual", lambda rng, client: REPParticipation("textual"), situations),
     PolicyExample("rep_participation_numerical", lambda rng, client: REPParticipation("numerical"), situations),
     PolicyExample("satisficer", lambda rng, client: Satisficer(), situations),
+    PolicyExample(  # the thresholds reading: a taste centred on the thresholds, the group's price and time
+        "rep_threshold_participation",
+        lambda rng, client: ThresholdParticipation("numerical"),
+        lambda: situations("thresholds"),
+    ),
     PolicyExample("range_synthesis", lambda rng, client: RangeSynthesis(), synthesis_requests),
     PolicyExample(
         "llm_rep_moviegoer",

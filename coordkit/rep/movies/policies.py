@@ -141,6 +141,7 @@ class ThresholdParticipation(REPParticipation):
     numerical updater averages with its neighbours'."""
 
     name = "rep_threshold_participation"
+    classifier = Classifier()
 
     def sensitivity(self, situation: Situation) -> Sensitivity:
         said = super().sensitivity(situation)
