@@ -109,9 +109,11 @@ def _thresholds(p: dict, taste, edges: np.ndarray, organiser: int, opening: np.n
     for round_number in range(p["rounds"] + 1):
         if round_number:
             theta = update(theta, group)
-            votes = np.column_stack(preferences.pulled_in(_accepting(taste, theta), group[0], group[1]))
+        accepting = _accepting(taste, theta)
+        if round_number:
+            votes = np.column_stack(preferences.pulled_in(accepting, group[0], group[1]))
             group = votes[organiser] if p["consensus"] is None else np.median(votes, axis=0)
-        rows.append(_vote(taste, theta, group, round_number, accepting=_accepting(taste, theta)))
+        rows.append(_vote(taste, theta, group, round_number, accepting=accepting))
         converged = converged or (round_number > 0 and rows[-1]["consensus"] >= p["convergence_threshold"])
         rows[-1]["converged"] = converged
         if round_number and p["stop_at_convergence"] and converged:
@@ -134,20 +136,24 @@ def _streams(seed) -> Streams:
     return Streams(root_sequence(check_rng(seed, name="seed")), MovieScheduling.random_streams, "fast.simulate")
 
 
-def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adopts_median: bool):
-    """Stage 1 of REP numerical for everyone: θ_i ← θ_i − η·(θ_i − the mean proposal of i and its neighbours)."""
-    n = p["population"]
+def _neighbourhood_mean(n: int, edges: np.ndarray):
+    """A function of per-agent rows giving each agent's mean over itself and its neighbours (sparse products)."""
     upper = networks.upper_triangle(n, edges)
     lower = upper.T  # transposed once, not every round
     size = (networks.degrees(n, edges) + 1)[:, None]  # the neighbourhood, the agent included
+    return lambda x: (upper @ x + lower @ x + x) / size
 
-    def neighbourhood_mean(x: np.ndarray) -> np.ndarray:
-        return (upper @ x + lower @ x + x) / size
 
+def _step(p: dict):
+    """The numerical updater's step for everyone: θ ← θ − η·(θ − mean), clipped into θ's bounds."""
     bounds = np.array([THETA_BOUNDS[PRICE], THETA_BOUNDS[TIME]])  # rows: price, time; columns: low, high
+    return lambda theta, mean: np.clip(theta - p["step_size"] * (theta - mean), bounds[:, 0], bounds[:, 1])
 
-    def step(theta: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        return np.clip(theta - p["step_size"] * (theta - mean), bounds[:, 0], bounds[:, 1])
+
+def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adopts_median: bool):
+    """Stage 1 of REP numerical for everyone: θ_i ← θ_i − η·(θ_i − the mean proposal of i and its neighbours)."""
+    n = p["population"]
+    neighbourhood_mean, step = _neighbourhood_mean(n, edges), _step(p)
 
     def proposals(theta: np.ndarray) -> np.ndarray:
         return np.column_stack(preferences.proposal(taste, theta[:, 0], theta[:, 1]))
@@ -162,19 +168,10 @@ def _rep_update(taste: preferences.Preferences, edges: np.ndarray, p: dict, adop
 
 def _rep_thresholds_update(taste: preferences.Preferences, edges: np.ndarray, p: dict):
     """REP numerical's stage 1 under the thresholds reading: θ_i ← θ_i − η·(θ_i − the mean of its own and its
-    neighbours' thresholds, the proposals their sensitivities carry), then kept within its own ellipse."""
-    n = p["population"]
-    upper = networks.upper_triangle(n, edges)
-    lower = upper.T
-    size = (networks.degrees(n, edges) + 1)[:, None]
-    bounds = np.array([THETA_BOUNDS[PRICE], THETA_BOUNDS[TIME]])
-
-    def update(theta: np.ndarray, group: np.ndarray) -> np.ndarray:
-        mean = (upper @ theta + lower @ theta + theta) / size
-        stepped = np.clip(theta - p["step_size"] * (theta - mean), bounds[:, 0], bounds[:, 1])
-        return _within_bounds(taste, stepped)
-
-    return update
+    neighbours' thresholds, the proposals their sensitivities carry), then kept within its own ellipse. (The
+    group's proposal, which A2A's update reads, plays no part.)"""
+    neighbourhood_mean, step = _neighbourhood_mean(p["population"], edges), _step(p)
+    return lambda theta, group: _within_bounds(taste, step(theta, neighbourhood_mean(theta)))
 
 
 def _a2a_thresholds_update(taste: preferences.Preferences, adjacency, p: dict, rng: np.random.Generator):
@@ -244,8 +241,8 @@ def _vote(
     round_number: int,
     accepting: preferences.Preferences | None = None,
 ) -> dict:
-    """The group's proposal, who would join it (by their tastes, or what they ``accepting``), and the agents' mean
-    distance from it (in the utility's scales)."""
+    """The group's proposal, who would join it (by their tastes, or by what they are ``accepting``), and the
+    agents' mean distance from it (in the utility's scales)."""
     price, time = (float(x) for x in group)
     participants = int(np.count_nonzero(preferences.joins(taste if accepting is None else accepting, price, time)))
     gaps = np.hypot((theta[:, 0] - price) / taste.price_scale, (theta[:, 1] - time) / taste.time_scale)

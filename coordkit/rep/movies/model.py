@@ -136,7 +136,8 @@ class MovieScheduling(Model):
     neighbours read it; the agent sends the rule's message, or the Satisficer's reasoning about that decision.
     Under REP the agent still sends its :class:`~coordkit.rep.movies.policies.REPParticipation` sensitivity and θ
     updates from the sensitivities as ever, so the rule's decisions are what the agent says, and move no proposal.
-    The stage-2 vote stays the agents' taste (U ≥ 0), which the consensus measures.
+    The stage-2 vote stays the agents' taste (U ≥ 0; under the thresholds reading, their thresholds), which the
+    consensus measures.
 
     ``attended`` marks the messages A2A agents weighed in the last round under the §7 reading (a mask over
     ``adjacency``'s entries, by receiver then sender, as :func:`attended` draws it); None when every message is read.
@@ -417,21 +418,11 @@ class MovieScheduling(Model):
         return preferences.centred(self.preferences, thresholds[:, 0], thresholds[:, 1])
 
     def _vote(self, opening: bool = False) -> None:
-        """The group's proposal (the coordinate-wise median of the θ_i, or of the local votes under the thresholds
-        reading, or the organiser's; round 0's is the ``opening``'s), who would join it, and how far the agents'
-        own proposals are from it."""
-        thresholds = self.reading == "thresholds"
-        if thresholds and opening:
-            proposals = [goer.proposal for goer in self.goers]  # the group's proposal is the offer, set already
-        else:
-            proposals = [goer.local_vote() if thresholds else goer.proposal for goer in self.goers]
-            if self.organisers_proposal:
-                self.group_price = float(proposals[self.organiser][PRICE])
-                self.group_time = float(proposals[self.organiser][TIME])
-            else:
-                self.group_price = float(statistics.median(float(theta[PRICE]) for theta in proposals))
-                self.group_time = float(statistics.median(float(theta[TIME]) for theta in proposals))  # not model.time
-            proposals = [goer.proposal for goer in self.goers]
+        """The group's proposal (:meth:`_group_proposal`; round 0's under the thresholds reading is the ``opening``
+        offer, set already), who would join it, and how far the agents' own proposals are from it."""
+        if not (opening and self.reading == "thresholds"):
+            self.group_price, self.group_time = self._group_proposal()
+        proposals = [goer.proposal for goer in self.goers]
         votes = preferences.joins(self.acceptance, self.group_price, self.group_time)
         for goer, vote in zip(self.goers, votes):
             goer.votes = bool(vote)
@@ -441,6 +432,16 @@ class MovieScheduling(Model):
         price_gaps = np.array([theta[PRICE] for theta in proposals]) - self.group_price
         time_gaps = np.array([theta[TIME] for theta in proposals]) - self.group_time
         self.spread = float(np.hypot(price_gaps / self.price_scale, time_gaps / self.time_scale).mean())
+
+    def _group_proposal(self) -> tuple[float, float]:
+        """The coordinate-wise median of the agents' θ_i (of their local votes, under the thresholds reading), or
+        the organiser's."""
+        thresholds = self.reading == "thresholds"
+        offers = [goer.local_vote() if thresholds else goer.proposal for goer in self.goers]
+        if self.organisers_proposal:
+            return float(offers[self.organiser][PRICE]), float(offers[self.organiser][TIME])
+        price = statistics.median(float(offer[PRICE]) for offer in offers)
+        return float(price), float(statistics.median(float(offer[TIME]) for offer in offers))  # not model.time
 
     def policies(self) -> list[Policy]:
         """Every agent's policy, and the textual updater's synthesiser when it is used."""
