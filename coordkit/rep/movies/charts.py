@@ -279,7 +279,7 @@ def proposals_map(model: MovieScheduling) -> alt.LayerChart:
     )
     group = pd.DataFrame({"price ($)": [model.group_price], "start (h)": [model.group_time]})
     star = alt.Chart(group).mark_point(shape=STAR, size=260, filled=True, color="black").encode(x=x, y=y)
-    lines = ["agents' own proposals", f"★ the group's, spread {model.spread:.2f}"]
+    lines = [f"agents' own {_own(model)}", f"★ the group's, spread {model.spread:.2f}"]
     return alt.layer(ideals, own, star, width=PANEL, height=PANEL, title=viz.title(lines, PANEL))
 
 
@@ -333,7 +333,15 @@ SEATS = alt.Scale(domain=[-1.08, 1.08], nice=False)  # the ring, of radius 1, wi
 MAP_POINTS = ["joins", "declines", "ideal", "the group's, now", "the group's, before"]
 MAP_COLOURS = [*VOTES.range, "#bbbbbb", "black", "black"]
 MAP_SHAPES = ["circle", "circle", "circle", STAR, "circle"]
-MAP_TITLE = ["own proposals, ideals in grey", "★ the group's proposal, • before"]
+
+
+def _own(model: MovieScheduling) -> str:
+    """What the agents' θ_i are: their own proposals, or under the thresholds reading their thresholds."""
+    return "thresholds" if model.reading == "thresholds" else "proposals"
+
+
+def _map_title(model: MovieScheduling) -> list[str]:
+    return [f"own {_own(model)}, ideals in grey", "★ the group's proposal, • before"]
 
 
 @state_view(MovieScheduling)
@@ -466,7 +474,7 @@ def _proposals_now(model: MovieScheduling) -> alt.Chart:
     points["area"] = points["what"].map(dict(zip(MAP_POINTS, [0.6 * dot, 0.6 * dot, dot / 3, 300, 30])))
     hours = list(range(int(EVENING[0]), int(EVENING[1]) + 1))
     return (
-        alt.Chart(points, width=NIGHT, height=NIGHT, title=viz.title(MAP_TITLE, NIGHT))
+        alt.Chart(points, width=NIGHT, height=NIGHT, title=viz.title(_map_title(model), NIGHT))
         .mark_point(filled=True, opacity=0.85)
         .encode(
             x=alt.X("price:Q", scale=alt.Scale(domain=list(PRICE_RANGE), nice=False), title="ticket price ($)"),
