@@ -508,6 +508,7 @@ def test_the_explore_panel_builds_the_notebooks_controls_and_replays_on_a_change
     assert panel.values == {
         "strategy": "pressure_field",
         "mode": "paper",
+        "counting": "paper",
         "decay_rate": 0.1,
         "inhibition_ticks": 4,
         "acceptance_gate": False,

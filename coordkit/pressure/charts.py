@@ -217,7 +217,7 @@ def field_now(model: PressureField) -> alt.LayerChart:
 
 def _squares(model: PressureField) -> list[dict]:
     """The grid's cells, with their share of pressure (:func:`~coordkit.pressure.pressure.cell_pressures`)."""
-    shares = cell_pressures(model.grid)
+    shares = cell_pressures(model.grid, model.counting)
     return [
         {"kind": "cell", "x0": c, "x1": c + 1, "y0": r, "y1": r + 1, "pressure": float(shares[r, c])}
         | {"text": "" if value == EMPTY else str(value)}

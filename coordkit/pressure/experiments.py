@@ -23,6 +23,7 @@ from coordkit.pressure.design import BASELINES, DESIGN_TRIALS, TOP_TIER, design,
 from coordkit.pressure.design import conversation_seeds as conversation_seeds  # the notebooks' ex.conversation_seeds
 from coordkit.pressure.design import trials as trials  # the notebooks' ex.trials
 from coordkit.pressure.model import PressureField
+from coordkit.pressure.pressure import COUNTINGS
 from coordkit.pressure.strategies import STRATEGIES
 from coordkit.sweeps import sweep_cells
 
@@ -145,6 +146,26 @@ def _chi_square_text(chi: pd.Series) -> str:
     return f"{chi['statistic']:.1f}, p = {chi['p_value']:.1e}"
 
 
+COUNTING_NAMES = {"paper": "kit, per clashing cell", "code": "kit, per pair of rows"}  # the text's and the code's
+
+
+def compare_countings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 2's solved/N per strategy: the paper's, then the kit's under each counting (:func:`table2_by_counting`)."""
+    paper = numbers("pressure-table2")
+    kit = stats.proportion_table(frame, ["strategy", "counting"], "solved").set_index(["strategy", "counting"])
+    rows = []
+    for strategy in STRATEGIES:
+        row = {
+            "strategy": strategy,
+            "paper's Table 2": f"{paper.value('solved', strategy):.0f}/{paper.value('trials', strategy):.0f}",
+        }
+        for counting in COUNTINGS:
+            solved, n = kit.loc[(strategy, counting), ["successes", "n"]]
+            row[COUNTING_NAMES[counting]] = f"{solved}/{n} ({100 * solved / n:.0f}%)"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def compare_ablation(frame: pd.DataFrame) -> pd.DataFrame:
     """Tables 3–4: solved and final pressure per configuration, and the effect of decay (Welch's t, Cohen's d)."""
     paper = numbers("pressure-ablation")
@@ -240,12 +261,22 @@ def table2(
     **actor,
 ) -> pd.DataFrame:
     """Table 2: every condition of the design, one row per trial (condition, strategy, parameters, summary), for
-    ``strategies``; ``actor`` sets the actors' parameters (such as ``failure``) in every trial."""
+    ``strategies``; ``actor`` sets the actors' parameters (such as ``failure``) in every trial, and any other of
+    the model's (``counting="code"``: the published code's counting, :func:`table2_by_counting`)."""
     cells = [k for k, (_, strategy, _, _) in enumerate(design(seeds)) if strategy in strategies]
     fixed = {"per_strategy": seeds, **actor}
     return sweep_cells(
         design_cell, {"cell": cells}, base_seed, fixed={**fixed, "llm": llm}, desc="Table 2 conditions"
     ).drop(columns="cell")
+
+
+def table2_by_counting(seeds: int = 5, base_seed: int = 0, **actor) -> pd.DataFrame:
+    """Table 2 under each counting of column conflicts (``PressureField``'s ``counting``: the paper's text, or the
+    authors' published code), on the same trials: :func:`table2`'s rows with a ``counting`` column; ``actor`` as
+    in :func:`table2`. :func:`compare_countings` lays it out side by side."""
+    return pd.concat(
+        [table2(seeds, base_seed, counting=counting, **actor) for counting in COUNTINGS], ignore_index=True
+    )
 
 
 @figure(

@@ -26,6 +26,16 @@ actor), random (any row), and conversation (a Coordinator, a Proposer and a Vali
 pressure, ties to the lowest index), min(8, 2·#empty) proposals for that row's empty cells, the FIRST that lowers
 the row's pressure applied; its "decay" switch evaporates the example bank (×0.95 a tick) and turns that acceptance
 gate on — with it off, the first proposal goes in; the agent count is a label.
+
+**The code's counting** (``counting="code"``, either mode): the published code counts a column conflict once per
+pair of clashing rows (the paper's text: once per clashing cell), and its kernel judges the pressure-field
+strategy's patches with the weights 1/2/2 (:data:`~coordkit.pressure.pressure.KERNEL_WEIGHTS`); the rows' and the
+artifact's pressure, which the strategies select rows by and the trial reports, keep the weights 1/10/10. The kit's
+patches write one value into one cell, so they fill at most one hole, and a change in duplicates or conflicts
+outweighs a hole at 2 as at 10: the kernel's weights rank patches and pass the gate as 1/10/10 would (a policy's
+patch that empties a cell aside). What the code's counting changes is the cost of a value that stands three or
+more times in a column: the rows' pressures, hence the row a strategy picks, how much a patch lowers them, and
+when escalation sees progress.
 """
 
 import math
@@ -55,7 +65,7 @@ from coordkit.pressure.policies import (
     escalation_skills,
     target_cells,
 )
-from coordkit.pressure.pressure import lines, row_pressure
+from coordkit.pressure.pressure import COUNTINGS, KERNEL_WEIGHTS, lines, row_pressure
 from coordkit.pressure.puzzles import EMPTY, MAX_SIZE, MIN_SIZE, Puzzle, make_puzzle, puzzle_for
 from coordkit.pressure.strategies import STRATEGIES, Roles
 from coordkit.renamed import warn_renamed
@@ -135,6 +145,13 @@ class PressureField(Model):
             "paper",
             MODES,
             doc="the algorithm as the paper writes it (§4.3), or as the authors' published code plays it",
+        ),
+        Choice(
+            "counting",
+            "paper",
+            COUNTINGS,
+            doc="how pressure counts a column conflict: once per clashing cell (the paper's §6.1.1), or once per pair "
+            "of clashing rows, with the kernel's 1/2/2 weights judging pressure-field's patches (the published code)",
         ),
         Integer(
             "agent_count",
@@ -278,6 +295,8 @@ class PressureField(Model):
         self.editable_cells = [tuple(row) for row in self.editable.tolist()]  # per row, as actors see it
         self.coordination = STRATEGIES[self.strategy]
         self.gate = (self.mode == "published" and self.decay) if self.acceptance_gate is None else self.acceptance_gate
+        kernel = self.counting == "code" and self.strategy == "pressure_field"
+        self.judge_weights = KERNEL_WEIGHTS if kernel else None  # the weights a patch is judged by (None: 1/10/10)
         self.bank: list[tuple[int, int, float]] = []  # remembered fixes: (column, value, weight)
         self.skills = escalation_skills(self.skill) if self.escalation else (self.skill,)
         self.tier, self.stalled = 0, 0
@@ -407,15 +426,19 @@ class PressureField(Model):
     def fork_drop(self, patch: Patch) -> tuple[int, int]:
         """(total, row) pressure reduction of a patch, measured on a fork of the grid. Only the rows whose cell in
         the patch's column holds the value it replaces or the one it writes can change pressure (the patched row
-        among them; another row only through that column's conflicts): those rows are measured."""
+        among them; another row only through that column's conflicts): those rows are measured. Pressure is counted
+        as ``counting`` says and weighed by ``judge_weights`` (the code's kernel, or 1/10/10)."""
         row, column, value = patch.row, patch.column, patch.value
         held = self.columns[column]
         patched_row = [*self.cells[row][:column], value, *self.cells[row][column + 1 :]]
         fork_columns = self.columns.copy()  # the fork's columns: only the patched one differs
         fork_columns[column] = (*held[:row], value, *held[row + 1 :])
         changing = [i for i, old in enumerate(held) if old in (held[row], value)]
-        after = {i: row_pressure(patched_row if i == row else self.cells[i], fork_columns) for i in changing}
-        before = self._plain_pressures
+        after = {
+            i: row_pressure(patched_row if i == row else self.cells[i], fork_columns, self.counting, self.judge_weights)
+            for i in changing
+        }
+        before = self._judged_pressures
         return sum(before[i] - after[i] for i in changing), before[row] - after[row]
 
     def passes_gate(self, patch: Patch) -> bool:
@@ -481,11 +504,16 @@ class PressureField(Model):
     def _measure_grid(self) -> None:
         """What the grid's state gives until a patch changes it: the grid's rows and columns as plain ints
         (``cells``, ``columns``), each row's pressure P_i (``pressures``) and the artifact's, their sum
-        (``pressure``, eq. 3), whether a patch can change something in a row (``actionable``: an editable cell that
-        is empty or in conflict), and each row's contents as its actors see them (:meth:`_row_contents`, worked out
-        when first asked)."""
+        (``pressure``, eq. 3), each row's pressure as a patch is judged by it (``judge_weights``), whether a patch
+        can change something in a row (``actionable``: an editable cell that is empty or in conflict), and each
+        row's contents as its actors see them (:meth:`_row_contents`, worked out when first asked)."""
         self.cells, self.columns = lines(self.grid)
-        self._plain_pressures = [row_pressure(line, self.columns) for line in self.cells]
+        self._plain_pressures = [row_pressure(line, self.columns, self.counting) for line in self.cells]
+        self._judged_pressures = (
+            self._plain_pressures
+            if self.judge_weights is None
+            else [row_pressure(line, self.columns, self.counting, self.judge_weights) for line in self.cells]
+        )
         self.pressures = np.array(self._plain_pressures)
         self.pressure = sum(self._plain_pressures)
         self.actionable = np.array(

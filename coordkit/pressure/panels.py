@@ -28,7 +28,7 @@ def player_panel(start: dict | None = None) -> ModelPlayer:
 # --- §8 · explore --------------------------------------------------------------------------------------------------
 
 EXPLORED = [
-    "strategy", "mode", "decay_rate", "inhibition_ticks", "acceptance_gate", "escalation", "examples",
+    "strategy", "mode", "counting", "decay_rate", "inhibition_ticks", "acceptance_gate", "escalation", "examples",
     "agent_count", "n", "empty", "skill", "failure", "max_ticks",
 ]  # fmt: skip
 
