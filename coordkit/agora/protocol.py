@@ -2,7 +2,12 @@
 
 A *protocol document* (PD) is plain text that describes a protocol (§4.1); it is identified by its hash, so that no
 central body assigns names. Sources say where a document can be downloaded: URLs, or ``data:`` URIs that carry the
-text itself. A receiver fetches the document from a source and keeps it only if its hash matches (§5.1).
+text itself, URL-quoted (the kit's and the paper's form) or in base64 (``data:text/plain;charset=utf-8;base64,``,
+which the official library ``agora-protocol`` 0.2.0 also reads: ``agora/utils.py``, ``download_and_verify_protocol``).
+A receiver fetches the document from a source and keeps it only if its hash matches (§5.1). A download is capped at
+MAX_DOCUMENT_BYTES (1,000,000); the library has no cap, so no number would match it: the kit keeps its cap, which
+bounds what a stranger's URL can make an agent read (the paper's documents are a few kilobytes), and says so when a
+source sends more. A document carried in a data URI is bounded by the request's own cap instead (transport.py).
 
 A *transaction* (Appendix B.1) is a JSON envelope ``{"protocolHash", "protocolSources", "body"}`` answered by
 ``{"status", "body"}``; an agent lists the protocols it supports at ``/.wellknown`` (Appendix B.3).
@@ -23,6 +28,12 @@ reads ``key: value`` with ``name`` or ``description`` (at most once each, one li
 document refers to others); the body is everything after the closing line. Any other text is a plain document
 with no metadata: every text is a valid PD (§4.1). The paper's demo kept name and description beside the text
 instead, outside the hash.
+
+The official library reads front matter more loosely (``agora/utils.py``, ``extract_metadata``): the text between the
+first ``---`` anywhere and the next one, read as YAML, with a ``multiround`` key beside ``name`` and ``description``.
+:func:`library_front_matter` reads a document as the library does, for documents that come from the library's
+agents (CRLF line ends, trailing spaces, quoted values, a block after blank lines); :class:`ProtocolDocument` keeps
+the strict form above, so that what the kit writes and reads back is unchanged.
 """
 
 import base64
@@ -38,6 +49,8 @@ from types import MappingProxyType
 from typing import Any
 
 DATA_URI_PREFIX = "data:text/plain;charset=utf-8,"
+BASE64_DATA_URI_PREFIX = "data:text/plain;charset=utf-8;base64,"  # the one base64 form the library reads
+LIBRARY_METADATA_DEFAULTS = {"name": "Unnamed protocol", "description": "No description provided", "multiround": False}
 MAX_DOCUMENT_BYTES = 1_000_000  # what http_get reads at most: a source cannot make an agent swallow gigabytes
 STATUSES = ("success", "failure", "rejected")
 FRONT_MATTER_KEYS = ("name", "description", "reference")
@@ -45,6 +58,13 @@ FRONT_MATTER_KEYS = ("name", "description", "reference")
 _SOURCE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")  # a URI with a scheme and no whitespace
 _METADATA_LINE = re.compile(r"([a-z]+): (\S(?:.*\S)?)")
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_YAML_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
+_YAML_BOOLEANS = {
+    word: truth
+    for truth, words in ((True, ("yes", "true", "on")), (False, ("no", "false", "off")))
+    for base in words
+    for word in (base, base.capitalize(), base.upper())
+}
 
 
 class ProtocolError(ValueError):
@@ -111,13 +131,26 @@ def to_data_uri(text: str) -> str:
 
 
 def is_data_uri(source: str) -> bool:
-    return source[: len(DATA_URI_PREFIX)].lower() == DATA_URI_PREFIX
+    """Whether ``source`` is a data URI of plain text, URL-quoted or in base64 (the media type in any case)."""
+    return _is_base64(source) or source[: len(DATA_URI_PREFIX)].lower() == DATA_URI_PREFIX
+
+
+def _is_base64(source: str) -> bool:
+    """Whether ``source`` begins with BASE64_DATA_URI_PREFIX (compared without regard to case). The library reads
+    no other base64 form (``data:text/plain;base64,`` is "unsupported" there), and neither does the kit."""
+    return source[: len(BASE64_DATA_URI_PREFIX)].lower() == BASE64_DATA_URI_PREFIX
 
 
 def from_data_uri(uri: str) -> str:
-    """The text a :func:`to_data_uri` URI carries (the media type is compared without regard to case)."""
+    """The text a data URI carries: URL-quoted as :func:`to_data_uri` writes it, or in base64 as the official library
+    also reads it (``agora/utils.py``, ``download_and_verify_protocol``); the media type is compared in any case."""
     if not isinstance(uri, str) or not is_data_uri(uri):
-        raise ProtocolError(f"{_preview(uri)} is not a data URI of plain text; it must begin with {DATA_URI_PREFIX}")
+        raise ProtocolError(
+            f"{_preview(uri)} is not a data URI of plain text; it must begin with {DATA_URI_PREFIX} (URL-quoted "
+            f"text) or {BASE64_DATA_URI_PREFIX} (base64)"
+        )
+    if _is_base64(uri):
+        return _from_base64(uri[len(BASE64_DATA_URI_PREFIX) :], len(BASE64_DATA_URI_PREFIX))
     quoted = uri[len(DATA_URI_PREFIX) :]
     bad = _BAD_PERCENT.search(quoted)
     if bad:
@@ -129,6 +162,24 @@ def from_data_uri(uri: str) -> str:
         return urllib.parse.unquote(quoted, errors="strict")
     except UnicodeDecodeError as error:
         raise ProtocolError(f"data URI: its percent-escapes are not UTF-8 ({error.reason}); use to_data_uri") from None
+
+
+def _from_base64(encoded: str, offset: int) -> str:
+    """The UTF-8 text of a base64 data URI's payload, which begins at character ``offset`` of the URI."""
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except binascii.Error as error:
+        raise ProtocolError(
+            f"data URI: the base64 payload from character {offset} is not base64 ({error}); encode the UTF-8 text "
+            f"with base64.b64encode, or send to_data_uri(text)"
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ProtocolError(
+            f"data URI: its base64 payload is not UTF-8 text ({error.reason} at byte {error.start}); a protocol "
+            f"document is UTF-8 text"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -229,6 +280,60 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str] | None:
     return (metadata, "\n".join(lines[end + 1 :])) if metadata else None
 
 
+def library_front_matter(text: str) -> dict[str, Any] | None:
+    """``name``, ``description`` and ``multiround`` as the official library reads them (``agora/utils.py``,
+    ``extract_metadata``), or None when the library cannot read any (it raises on such a text).
+
+    The library takes the text between the first ``---`` anywhere and the next ``---``, strips it, and reads it as
+    YAML; a missing key gets the library's default (LIBRARY_METADATA_DEFAULTS). The kit reads the part of YAML that
+    front matter uses: one ``key: value`` a line (any line ends), plain, ``'single'`` or ``"double"``-quoted
+    scalars, YAML 1.1's booleans and nulls, integers, ``#`` comments. A block in other YAML (lists, nested maps,
+    values over several lines) is a ProtocolError naming the line.
+    """
+    protocol_hash(text)  # the type check
+    start = text.find("---")
+    end = text.find("---", start + 3)
+    if start == -1 or end == -1:
+        return None
+    block = text[start + 3 : end].strip()
+    fields = {}
+    for number, line in enumerate(block.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _YAML_LINE.fullmatch(line)
+        if match is None:
+            raise ProtocolError(
+                f"front matter line {number}: {_preview(line)} is not 'key: value'; the kit reads the library's front "
+                f"matter as one 'key: value' a line (write lists and nested maps in the body)"
+            )
+        fields[match[1]] = _yaml_scalar(match[2] or "", number)
+    if not fields:
+        return None  # yaml.safe_load gives None (or a bare scalar), and the library's .get raises
+    return {key: fields.get(key, default) for key, default in LIBRARY_METADATA_DEFAULTS.items()}
+
+
+def _yaml_scalar(value: str, number: int) -> Any:
+    """A YAML 1.1 scalar as PyYAML's ``safe_load`` reads it: quoted text, a boolean, null, an integer, or text."""
+    value = value.strip()
+    if value[:1] == '"':
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            raise ProtocolError(
+                f'front matter line {number}: {_preview(value)} is not a closed "quoted" value'
+            ) from None
+    if value[:1] == "'":
+        if len(value) < 2 or value[-1] != "'":
+            raise ProtocolError(f"front matter line {number}: {_preview(value)} is not a closed 'quoted' value")
+        return value[1:-1].replace("''", "'")
+    value = re.sub(r"\s+#.*", "", value)
+    if value in _YAML_BOOLEANS:
+        return _YAML_BOOLEANS[value]
+    if value in ("", "~", "null", "Null", "NULL"):
+        return None
+    return int(value.replace("_", "")) if re.fullmatch(r"[-+]?(0|[1-9][0-9_]*)", value) else value
+
+
 def http_get(uri: str, *, timeout_s: float = 10.0) -> str:
     """The text at an ``http(s)`` URI (UTF-8, at most MAX_DOCUMENT_BYTES); OSError or ValueError if it cannot."""
     if not uri.lower().startswith(("http://", "https://")):
@@ -236,7 +341,11 @@ def http_get(uri: str, *, timeout_s: float = 10.0) -> str:
     with urllib.request.urlopen(uri, timeout=timeout_s) as response:
         content = response.read(MAX_DOCUMENT_BYTES + 1)
     if len(content) > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"{uri} sent more than {MAX_DOCUMENT_BYTES} bytes, which no protocol document needs")
+        raise ValueError(
+            f"source {uri} sent more than MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES:,} bytes), which no protocol "
+            f"document needs; the kit reads no more (the official library has no cap): shorten the document, split "
+            f"it into documents that refer to each other (B.2's reference), or send it in a data URI"
+        )
     return content.decode("utf-8")
 
 

@@ -58,8 +58,10 @@ itself sends (a taxi server asking the traffic server) cannot deadlock the loop.
 import asyncio
 import ctypes
 import difflib
+import functools
 import hmac
 import http
+import json
 import logging
 import re
 import resource
@@ -72,7 +74,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import httpcore
 import tornado.httpserver
@@ -82,6 +84,7 @@ import tornado.iostream
 import tornado.netutil
 import tornado.web
 
+from coordkit.agora import library_wire
 from coordkit.agora.protocol import Envelope, ProtocolError, Response, WellKnown
 
 ENVELOPE_PATH = "/"
@@ -128,8 +131,23 @@ class Exchange(NamedTuple):
     response: str
 
 
-def serve_envelope(endpoint: Endpoint, request: bytes) -> tuple[int, bytes]:
-    """The receiving side of ``POST /``: the HTTP status and the response's UTF-8 JSON, whatever ``request`` holds."""
+def serve_envelope(
+    endpoint: Endpoint,
+    request: bytes,
+    conversations: library_wire.Conversations | None = None,
+    *,
+    from_library: bool = False,
+) -> tuple[int, bytes]:
+    """The receiving side of ``POST /``: the HTTP status and the response's UTF-8 JSON, whatever ``request`` holds.
+
+    A request of the official library (it carries ``multiround``, or ``from_library``: its HTTP ``User-Agent`` was
+    the library's; coordkit/agora/library_wire.py) is answered in the library's form, its conversation kept in
+    ``conversations`` (None: a store for this request alone); any other is B.1's."""
+    if from_library or b'"multiround"' in request:
+        fields = _library_fields(request)
+        if from_library or (isinstance(fields, dict) and library_wire.is_library_request(fields)):
+            store = library_wire.Conversations() if conversations is None else conversations
+            return _serve_library(endpoint, lambda handle: library_wire.serve_request(handle, fields, store))
     try:
         envelope = Envelope.from_json(request)
     except (ValueError, RecursionError) as error:  # ProtocolError, or json's own limits (digits, depth)
@@ -144,6 +162,50 @@ def serve_envelope(endpoint: Endpoint, request: bytes) -> tuple[int, bytes]:
         return 200, response.to_json().encode("utf-8")
     except UnicodeEncodeError:
         return 500, _failure(f"{endpoint.name} could not handle the request: its response is not valid Unicode")
+
+
+def serve_conversation(
+    endpoint: Endpoint, method: str, conversation_id: str, request: bytes, conversations: library_wire.Conversations
+) -> tuple[int, bytes]:
+    """The receiving side of the library's ``/conversations/<id>``: a next turn (POST) or its close (DELETE)."""
+    if method == "DELETE":
+        return 200, library_wire.serve_close(conversation_id, conversations)
+    return _serve_library(
+        endpoint, lambda handle: library_wire.serve_turn(handle, conversation_id, request, conversations)
+    )
+
+
+def _library_fields(request: bytes) -> Any:
+    """The request's JSON (a library request's fields), or None when it is not JSON. Only a request that may be
+    the library's is parsed here, so that B.1's requests are read once, as before."""
+    try:
+        return json.loads(request)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _serve_library(endpoint: Endpoint, serve: Callable[[Callable[[Envelope], Response]], bytes]) -> tuple[int, bytes]:
+    """200 and ``serve(handle)``'s answer to the library (its sender raises on any other status: transporter.py),
+    or the library's error form when the agent's handler raises or returns no Response; the error names the error's
+    type only, as B.1's failures do."""
+
+    def handle(envelope: Envelope) -> Response:
+        response = endpoint.handle(envelope)
+        if not isinstance(response, Response):
+            raise _NoResponse
+        return response
+
+    try:
+        return 200, serve(handle)
+    except _NoResponse:
+        problem = "its handler returned no Response"
+    except Exception as error:
+        problem = f"its handler raised {type(error).__name__}"
+    return 200, json.dumps(library_wire.error(f"{endpoint.name} could not handle the request: {problem}")).encode()
+
+
+class _NoResponse(Exception):
+    """An agent's handler returned something other than a Response."""
 
 
 def serve_wellknown(endpoint: Endpoint) -> tuple[int, bytes]:
@@ -483,9 +545,19 @@ class HTTPTransport(Transport):
         asyncio.run_coroutine_threadsafe(self._serve(endpoint, public, own), self._loop).result()
 
     async def _serve(self, endpoint: Endpoint, sockets: list, own: list) -> None:
-        arguments = {"endpoint": endpoint, "executors": (self._executor, self._outsiders_executor)}
+        conversations = library_wire.Conversations()  # the official library's multiround conversations
+        arguments = {
+            "endpoint": endpoint,
+            "executors": (self._executor, self._outsiders_executor),
+            "conversations": conversations,
+        }
+        conversation_route = re.escape(library_wire.CONVERSATIONS_PATH) + r"([^/?]+)"
         application = tornado.web.Application(
-            [(r"/", _EnvelopeHandler, arguments), (r"/\.wellknown", _WellKnownHandler, arguments)],
+            [
+                (r"/", _EnvelopeHandler, arguments),
+                (r"/\.wellknown", _WellKnownHandler, arguments),
+                (conversation_route, _ConversationHandler, arguments),
+            ],
             default_handler_class=_NotFound,
             log_function=lambda handler: None,  # the answer says what went wrong; no log lines in a notebook
             max_body_bytes=self._limits.max_body_bytes,
@@ -835,7 +907,9 @@ class _Server(tornado.httpserver.HTTPServer):
         if length is not None and (len(length) > 18 or int(length) > self.limits.max_body_bytes):
             shown = length if len(length) <= 18 else length[:18] + "…"
             return "too large", 413, f"the body is {shown} bytes; a request is at most {self.limits.max_body_bytes}"
-        posting = start_line.method == "POST" and start_line.path.partition("?")[0] == ENVELOPE_PATH
+        path = start_line.path.partition("?")[0]
+        posting = start_line.method == "POST" and path == ENVELOPE_PATH
+        posting |= start_line.method in ("POST", "DELETE") and path.startswith(library_wire.CONVERSATIONS_PATH)
         if (posting or _has_body(headers)) and not self._has_key(headers):
             return (
                 "outsider",
@@ -1040,9 +1114,15 @@ class _JSONHandler(tornado.web.RequestHandler):
     """Every error Tornado answers itself (404, 405, …) as B.1's failure response, never an HTML page; a body (only
     the run's requests carry one) is kept up to the server's ``max_body_bytes``, and a longer one refused with 413."""
 
-    def initialize(self, endpoint: Endpoint | None = None, executors: tuple[ThreadPoolExecutor, ...] = ()) -> None:
-        """``executors``: the run's handler threads, and the one thread that builds outsiders' listings."""
-        self.endpoint, self.executors = endpoint, executors
+    def initialize(
+        self,
+        endpoint: Endpoint | None = None,
+        executors: tuple[ThreadPoolExecutor, ...] = (),
+        conversations: library_wire.Conversations | None = None,
+    ) -> None:
+        """``executors``: the run's handler threads, and the one thread that builds outsiders' listings;
+        ``conversations``: the endpoint's multiround conversations with the official library's agents."""
+        self.endpoint, self.executors, self.conversations = endpoint, executors, conversations
         self.body: bytearray | None = bytearray()  # None once refused
 
     def data_received(self, chunk: bytes) -> None:
@@ -1092,7 +1172,26 @@ class _NotFound(_JSONHandler):
 class _EnvelopeHandler(_JSONHandler):
     async def post(self) -> None:
         if self.body is not None:
-            await self._run(serve_envelope, self.endpoint, bytes(self.body))
+            from_library = library_wire.is_library_agent(self.request.headers.get("User-Agent"))
+            await self._run(
+                functools.partial(serve_envelope, from_library=from_library),
+                self.endpoint,
+                bytes(self.body),
+                self.conversations,
+            )
+
+
+class _ConversationHandler(_JSONHandler):
+    """The official library's ``/conversations/<id>``: a next turn (POST) and its close (DELETE), library_wire.py."""
+
+    async def post(self, conversation_id: str) -> None:
+        if self.body is not None:
+            await self._run(
+                serve_conversation, self.endpoint, "POST", conversation_id, bytes(self.body), self.conversations
+            )
+
+    async def delete(self, conversation_id: str) -> None:
+        await self._run(serve_conversation, self.endpoint, "DELETE", conversation_id, b"", self.conversations)
 
 
 class _WellKnownHandler(_JSONHandler):
