@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordkit.bspl import verifier
-from coordkit.bspl.parser import load, parse
+from coordkit.bspl.parser import ParseError, load, parse
 from coordkit.bspl.semantics import EmissionViolation, Instance, IntegrityViolation, LocalState
 from coordkit.bspl.verifier import verify
 
@@ -258,3 +258,52 @@ def test_a_long_counterexample_is_wrapped_between_events_never_inside_one():
     assert all(len(line) <= 110 for line in lines) and len(lines) > 3
     stuck = " ".join(line.strip() for line in lines[1:-1]).removeprefix("stuck after: ")
     assert stuck.split(" → ") == list(report.liveness_counterexample)
+
+
+def test_a_protocols_in_parameters_come_from_outside_so_messages_that_read_them_can_go():
+    """Singh 2011 (and the reference): `in` parameters of a protocol are its inputs, known to every role at the
+    start; a protocol whose messages read its `in` key is live (the kit said "never bound" and not live)."""
+    given_key = parse("""Given {
+      roles A, B
+      parameters in id key, out x
+      A -> B: go[in id, out x]
+    }""")
+    report = verify(given_key)
+    assert report.safe and report.live and report.liveness_counterexample == ()
+
+
+def test_two_roles_may_each_start_an_enactment_with_an_out_key():
+    """An `out` key starts a fresh enactment (semantics.py says so too): two starters are two enactments, not a
+    conflict on the key (the kit called it unsafe)."""
+    either = parse("""Either {
+      roles A, B
+      parameters out id key, out x
+      A -> B: from-a[out id, out x]
+      B -> A: from-b[out id, out x]
+    }""")
+    report = verify(either)
+    assert report.safe and report.live
+
+
+def test_a_protocol_that_gives_an_in_parameter_and_binds_it_out_is_refused():
+    with pytest.raises(ParseError, match="'in x' comes from outside the protocol, but message 'go' binds it `out`"):
+        parse("""Bad {
+          roles A, B
+          parameters out id key, in x
+          A -> B: go[out id, out x]
+        }""")
+
+
+def test_messages_that_change_no_verdict_are_left_out_so_a_wide_protocol_is_decided():
+    """finish-early (the reference's tests): 17 steps, each binding a private parameter nothing reads, sent to a role
+    that sends nothing: 2^17 orders of them, one verdict. The reduction leaves them out and still lists them as
+    unused; a message that informs a role who sends on is kept (Purchase's `ship`: 31 states, as before)."""
+    steps = "\n".join(f"  A -> B step{k}[in ID, out p{k}]" for k in range(17))
+    wide = parse(
+        f"FinishEarly {{\n  roles A, B\n  parameters out ID key\n  private {', '.join(f'p{k}' for k in range(17))}\n"
+        f"  A -> B Start[out ID]\n{steps}\n}}"
+    )
+    report = verify(wide)
+    assert report.complete and report.safe and report.live and report.states < 10
+    assert report.unused == tuple(sorted(f"p{k}" for k in range(17)))
+    assert verify(PURCHASE).states == 31 and verifier._inert(PURCHASE) == set()

@@ -8,7 +8,10 @@ enactment; a message's keys are the protocol's keys that it carries (RequestLabe
 
 from dataclasses import dataclass
 
-ADORNMENTS = ("in", "out", "nil")
+MESSAGE_ADORNMENTS = ("in", "out", "nil")
+# a protocol's parameters may also be `opt` (bound or not when the enactment ends) or `any` (either way), as the
+# reference implementation's grammar allows (bspl.gr, `protocol_adornment`)
+PROTOCOL_ADORNMENTS = (*MESSAGE_ADORNMENTS, "any", "opt")
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,10 @@ class Parameter:
 
 @dataclass(frozen=True)
 class MessageSchema:
-    """``sender -> recipient: name[parameters]``, with the ``//`` comment written above it (the paper's annotation)."""
+    """``sender -> recipient: name[parameters]``, with the ``//`` comment written above it (the paper's annotation).
+
+    ``recipients`` lists every recipient when the message goes to several (``A -> B, C: m[...]``; ``recipient`` is
+    the first); ``via`` names the referenced protocol a composed message comes from (``""``: the protocol's own)."""
 
     name: str
     sender: str
@@ -30,6 +36,12 @@ class MessageSchema:
     parameters: tuple[Parameter, ...]
     comment: str = ""
     line: int = 0
+    recipients: tuple[str, ...] = ()
+    via: str = ""
+
+    def __post_init__(self):
+        if not self.recipients:
+            object.__setattr__(self, "recipients", (self.recipient,))
 
     def _adorned(self, adornment: str) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters if p.adornment == adornment)
@@ -58,8 +70,22 @@ class MessageSchema:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A protocol enacted by reference inside another (composition): ``Sub(RoleA, RoleB, out x key, y)``, the
+    arguments being the roles that play ``Sub``'s roles, then the parameters bound to its public parameters."""
+
+    name: str
+    arguments: tuple[Parameter, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Protocol:
-    """A parsed protocol; ``text`` is its source with the comments, as the Ahoy prompts show it (§3.2)."""
+    """A parsed protocol; ``text`` is its source with the comments, as the Ahoy prompts show it (§3.2).
+
+    ``messages`` are its own messages and, after them, those of the protocols it ``references`` (composed,
+    :mod:`coordkit.bspl.composition`); ``private_parameters`` are its private parameters as declared (adornment
+    None where there is none, as the paper writes them)."""
 
     name: str
     roles: tuple[str, ...]
@@ -67,6 +93,13 @@ class Protocol:
     private: tuple[str, ...]
     messages: tuple[MessageSchema, ...]
     text: str = ""
+    references: tuple[Reference, ...] = ()
+    private_parameters: tuple[Parameter, ...] = ()
+
+    @property
+    def own_messages(self) -> tuple[MessageSchema, ...]:
+        """The messages the protocol declares itself (not those it enacts by reference)."""
+        return tuple(m for m in self.messages if not m.via)
 
     @property
     def public_names(self) -> tuple[str, ...]:
@@ -74,10 +107,9 @@ class Protocol:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        """Every parameter marked ``key``, in the ``parameters`` line or in any message, first mention first."""
-        marked = [p.name for p in self.parameters if p.key]
-        marked += [p.name for m in self.messages for p in m.parameters if p.key]
-        return tuple(dict.fromkeys(marked))
+        """The protocol's keys: the parameters declared ``key`` in its ``parameters`` line (or among its private
+        ones), in that order. A message may mark more of its own (:meth:`keys_of`)."""
+        return tuple(p.name for p in (*self.parameters, *self.private_parameters) if p.key)
 
     @property
     def enactment_keys(self) -> tuple[str, ...]:
@@ -86,9 +118,11 @@ class Protocol:
         return tuple(key for key in self.keys if all(key in m.names for m in self.messages))
 
     def keys_of(self, message: MessageSchema) -> tuple[str, ...]:
-        """The protocol's key parameters that ``message`` carries, in the message's order."""
+        """The key parameters of ``message``, in its order: the protocol's keys it carries, and those it marks
+        ``key`` itself (``offer[in id, out oid key, ...]``: an offer per ``oid``), as the reference reads a
+        message's key."""
         keys = set(self.keys)
-        return tuple(name for name in message.names if name in keys)
+        return tuple(p.name for p in message.parameters if p.name in keys or p.key)
 
     def message(self, name: str) -> MessageSchema:
         for schema in self.messages:
@@ -100,7 +134,7 @@ class Protocol:
         return tuple(m for m in self.messages if m.sender == self._role(role))
 
     def received_by(self, role: str) -> tuple[MessageSchema, ...]:
-        return tuple(m for m in self.messages if m.recipient == self._role(role))
+        return tuple(m for m in self.messages if self._role(role) in m.recipients)
 
     def _role(self, role: str) -> str:
         if role not in self.roles:

@@ -1,13 +1,17 @@
 """Explore every enactment of a protocol and check safety and liveness, with a counterexample trace when one fails.
 
 One enactment (one binding of the keys), asynchronous reliable delivery in any order: a state is the set of sent
-messages with their bindings and the set of delivered ones. From a state, any role may send any message enabled for
-it (by :mod:`~coordkit.bspl.semantics`' rules: ``in`` known, ``out`` and ``nil`` unknown, not sent before), and any
-message in transit may arrive. An ``out`` binding is the symbolic value ``param@message``.
+messages with their bindings and the set of delivered ones (a message to several recipients arrives at each on its
+own). From a state, any role may send any message enabled for it (by :mod:`~coordkit.bspl.semantics`' rules: ``in``
+known, ``out`` and ``nil`` unknown, not sent before), and any message in transit may arrive. An ``out`` binding is
+the symbolic value ``param@message``. The protocol's own ``in`` parameters come from outside: every role knows them
+from the start. A message that binds a key ``out`` starts an enactment: once one has, another such message would
+start a second, explored on its own, so it is not enabled in this one (Singh 2011; the reference agrees).
 
 - **Safe**: no reachable state binds a parameter to two different values.
-- **Live**: every state where nothing more can happen (nothing enabled, nothing in transit) binds every public
-  parameter — the enactment can always complete.
+- **Live**: every state where nothing more can happen (nothing enabled, nothing in transit) binds every ``out``
+  parameter of the protocol — the enactment can always complete (``opt``, ``any`` and ``nil`` ones may stay
+  unbound, as in the reference's ``bspl verify liveness``).
 
 The number of states grows exponentially with the messages that can be sent independently (13 of them: millions),
 so the search stops after ``max_states`` states and says so; the order is deterministic, and so is the report.
@@ -47,6 +51,7 @@ class Report:
     liveness_counterexample: tuple[str, ...] = ()
     unbound: tuple[str, ...] = ()  # the public parameters left unbound at the end of the liveness counterexample
     complete: bool = True  # False when the search stopped at max_states (then ``states`` is max_states)
+    unused: tuple[str, ...] = ()  # parameters some sent message binds (``out``) and none reads (``in``, ``nil``)
 
     def __str__(self) -> str:
         safety = {True: "safe", False: "NOT safe", None: "safety unknown"}[self.safe]
@@ -118,6 +123,7 @@ def verify(
         _trace(parents, stuck) if stuck is not None else (),
         tuple(_unbound(protocol, stuck[0])) if stuck is not None else (),
         complete,
+        _unused(protocol, {name for sent, _ in parents for name, _ in sent} | moves_from.sendable),
     )
 
 
@@ -147,38 +153,105 @@ class _Moves:
 
     def __init__(self, protocol: Protocol):
         self.roles = protocol.roles
-        self.ends = {m.name: (m.sender, m.recipient) for m in protocol.messages}
-        self.arrivals = {m.name: f"{m.name} arrives" for m in protocol.messages}
-        self.schemas = [  # computed once per message: name, sender, ins, outs and nils, out bindings, label
+        # a protocol's `in` parameters come from outside: every role knows them from the start (Singh 2011)
+        self.given = {p.name: f"{p.name}@in" for p in protocol.parameters if p.adornment == "in"}
+        self.senders = {m.name: m.sender for m in protocol.messages}
+        # a delivery to each recipient: named by the message alone when it has one (``"rfq"``), else by message and
+        # recipient (``"offer@Bank"``); each with its event's label
+        self.deliveries = {
+            m.name: {
+                (m.name if len(m.recipients) == 1 else f"{m.name}@{r}"): (
+                    r,
+                    f"{m.name} arrives" + (f" at {r}" if len(m.recipients) > 1 else ""),
+                )
+                for r in m.recipients
+            }
+            for m in protocol.messages
+        }
+        self.inert = _inert(protocol)
+        self.names = {m.name: frozenset(m.names) for m in protocol.messages}
+        self.schemas = [  # once per message: name, sender, keys, ins, outs and nils, out keys, out bindings, label
             (
                 m.name,
                 m.sender,
+                frozenset(protocol.keys_of(m)),
                 frozenset(m.ins),
                 frozenset((*m.outs, *m.nils)),
+                frozenset(n for n in m.outs if n in protocol.keys_of(m)),
                 [(n, f"{n}@{m.name}") for n in m.outs],
-                f"{m.sender}→{m.recipient}: {m.name}",
+                f"{m.sender}→{', '.join(m.recipients)}: {m.name}",
             )
             for m in protocol.messages
+            if m.name not in self.inert
         ]
+        self.inert_schemas = [
+            (m.name, m.sender, frozenset(protocol.keys_of(m)), frozenset(m.ins), frozenset((*m.outs, *m.nils)))
+            for m in protocol.messages
+            if m.name in self.inert
+        ]
+        self.sendable: set[str] = set()  # inert messages enabled in some state explored
 
     def __call__(self, state) -> list[tuple[str, tuple[Sent, frozenset[str]]]]:
         sent, delivered = state
-        known: dict[str, dict[str, str]] = {role: {} for role in self.roles}
+        seen: dict[str, list] = {role: [] for role in self.roles}  # per role: what it sent or received
         for name, bindings in sorted(sent):  # sorted, never in set order: the same search whatever the hash seed
-            sender, recipient = self.ends[name]
-            known[sender].update(bindings)
-            if name in delivered:
-                known[recipient].update(bindings)
+            instance = (self.names[name], bindings)
+            seen[self.senders[name]].append(instance)
+            for delivery, (recipient, _) in self.deliveries[name].items():
+                if delivery in delivered:
+                    seen[recipient].append(instance)
+        knowing: dict = {}
+
+        def known(role: str, keys: frozenset[str]) -> dict[str, str]:
+            if (role, keys) not in knowing:
+                knowing[(role, keys)] = _knowledge(seen[role], keys, self.given)
+            return knowing[(role, keys)]
+
         names = {name for name, _ in sent}
+        keyed = {n for _, bindings in sent for n, _ in bindings}
         moves = []
-        for name, sender, ins, excluded, outs, label in self.schemas:
-            mine = known[sender]
-            if name in names or not mine.keys() >= ins or not mine.keys().isdisjoint(excluded):
+        for name, sender, keys, ins, excluded, out_keys, outs, label in self.schemas:
+            if name in names:
+                continue
+            if out_keys and out_keys <= keyed:  # it would start another enactment, explored on its own
+                continue
+            mine = known(sender, keys)
+            if not mine.keys() >= ins or not mine.keys().isdisjoint(excluded):
                 continue
             bindings = tuple(sorted([(n, mine[n]) for n in ins] + outs))
             moves.append((label, (sent | {(name, bindings)}, delivered)))
-        moves += [(self.arrivals[name], (sent, delivered | {name})) for name in sorted(names - delivered)]
+        for name, sender, keys, ins, excluded in self.inert_schemas:
+            if name not in self.sendable:
+                mine = known(sender, keys)
+                if mine.keys() >= ins and mine.keys().isdisjoint(excluded):
+                    self.sendable.add(name)
+        moves += [
+            (label, (sent, delivered | {delivery}))
+            for name in sorted(names)
+            for delivery, (_, label) in self.deliveries[name].items()
+            if delivery not in delivered
+        ]
         return moves
+
+
+def _knowledge(seen: list, keys: frozenset[str], given: dict[str, str]) -> dict[str, str]:
+    """What a role knows in the context of a message whose key parameters are ``keys`` (the reference's ``known``):
+    the bindings of the messages it saw that name a parameter of the context, the context growing by what each
+    brings (so that a message linked through another belongs to it), and the protocol's ``in`` parameters. A
+    message whose own ``key`` marks put it in another context (``getData[in request key, ...]``) tells nothing
+    here."""
+    known, context, left = dict(given), set(keys), list(seen)
+    grew = True
+    while grew:
+        grew = False
+        for instance in list(left):
+            names, bindings = instance
+            if not context.isdisjoint(names):
+                known.update(bindings)
+                context.update(name for name, _ in bindings)
+                left.remove(instance)
+                grew = True
+    return known
 
 
 def _conflict(sent: Sent) -> bool:
@@ -191,8 +264,46 @@ def _conflict(sent: Sent) -> bool:
 
 
 def _unbound(protocol: Protocol, sent: Sent) -> list[str]:
+    """The protocol's ``out`` parameters that ``sent`` leaves unbound (``in`` ones are given; ``opt``, ``any`` and
+    ``nil`` ones need not be bound, as in the reference's liveness)."""
     bound = {name for _, bindings in sent for name, _ in bindings}
-    return [name for name in protocol.public_names if name not in bound]
+    return [p.name for p in protocol.parameters if p.adornment == "out" and p.name not in bound]
+
+
+def _inert(protocol: Protocol) -> set[str]:
+    """The messages whose sending changes no verdict, left out of the search (a partial-order reduction): every
+    parameter they bind ``out`` is private, no key, bound by no other message and read (``in``, ``nil``) by none,
+    and their recipients send no message that names any parameter they carry. Such a message enables and disables
+    nothing, cannot conflict (its ``in`` values copy what its sender knows) and binds nothing liveness asks for, so
+    the states with and without it agree on every verdict; the verifier notes only whether it can be sent
+    (``unused``)."""
+    public = set(protocol.public_names)
+    keys = {name for m in protocol.messages for name in protocol.keys_of(m)}
+    binders: dict[str, int] = {}
+    read = set()
+    for m in protocol.messages:
+        for name in m.outs:
+            binders[name] = binders.get(name, 0) + 1
+        read.update(m.ins, m.nils)
+
+    def silent(m) -> bool:  # nothing its recipients could use: none of them sends a message naming what it carries
+        return all(set(m.names).isdisjoint(other.names) for r in m.recipients for other in protocol.sent_by(r))
+
+    return {
+        m.name
+        for m in protocol.messages
+        if m.outs
+        and all(n not in public and n not in keys and binders[n] == 1 and n not in read for n in m.outs)
+        and silent(m)
+    }
+
+
+def _unused(protocol: Protocol, sent: set[str]) -> tuple[str, ...]:
+    """As the reference's ``bspl verify unused``: bound ``out`` by a message that can be sent, and read (``in``) or
+    excluded (``nil``) by none that can."""
+    messages = [m for m in protocol.messages if m.name in sent]
+    read = {name for m in messages for name in (*m.ins, *m.nils)}
+    return tuple(sorted({name for m in messages for name in m.outs} - read))
 
 
 def _trace(parents: dict, state) -> tuple[str, ...]:
