@@ -307,3 +307,23 @@ def test_messages_that_change_no_verdict_are_left_out_so_a_wide_protocol_is_deci
     assert report.complete and report.safe and report.live and report.states < 10
     assert report.unused == tuple(sorted(f"p{k}" for k in range(17)))
     assert verify(PURCHASE).states == 31 and verifier._inert(PURCHASE) == set()
+
+
+def test_two_roles_binding_a_parameter_in_different_key_contexts_is_no_conflict():
+    """As the reference checks safety (check_all_parameter_conflicts): `contract` bound by the Borrower in round r1's
+    context and by the Lender in round r2's are two enactments' bindings; in one context it is a conflict."""
+    rounds = """Offers {
+      roles B, L
+      parameters out id key, opt contract
+      private r1, r2
+      B -> L: start[out id]
+      B -> L: round1[in id, out r1 key]
+      L -> B: round2[in id, out r2 key]
+      B -> L: accept1[in id, in r1 key, out contract]
+      L -> B: accept2[in id, in r2 key, out contract]
+    }"""
+    assert verify(parse(rounds)).safe
+    one_context = rounds.replace("in r1 key, out contract", "out contract").replace(
+        "in r2 key, out contract", "out contract"
+    )
+    assert verify(parse(one_context)).safe is False

@@ -8,7 +8,9 @@ the symbolic value ``param@message``. The protocol's own ``in`` parameters come 
 from the start. A message that binds a key ``out`` starts an enactment: once one has, another such message would
 start a second, explored on its own, so it is not enabled in this one (Singh 2011; the reference agrees).
 
-- **Safe**: no reachable state binds a parameter to two different values.
+- **Safe**: in no reachable state do two roles bind one parameter ``out`` in one key context (messages whose key
+  parameters are the same names), as the reference checks it: a role cannot contradict itself there (it knows what
+  it bound), and messages with other keys bind it in other enactments.
 - **Live**: every state where nothing more can happen (nothing enabled, nothing in transit) binds every ``out``
   parameter of the protocol — the enactment can always complete (``opt``, ``any`` and ``nil`` ones may stay
   unbound, as in the reference's ``bspl verify liveness``).
@@ -100,7 +102,7 @@ def verify(
             show(explored, len(queue))
         state = queue.popleft()
         explored += 1
-        if unsafe is None and _conflict(state[0]):
+        if unsafe is None and moves_from.conflict(state[0]):
             unsafe = state
         moves = moves_from(state)
         if not moves and stuck is None and _unbound(protocol, state[0]):
@@ -190,6 +192,17 @@ class _Moves:
             if m.name in self.inert
         ]
         self.sendable: set[str] = set()  # inert messages enabled in some state explored
+        # for safety: the parameters each message binds `out`, under its key context (the names of its keys)
+        self.bound_in = {m.name: [(p, frozenset(protocol.keys_of(m))) for p in m.outs] for m in protocol.messages}
+
+    def conflict(self, sent: Sent) -> bool:
+        """Whether two roles bind one parameter ``out`` in one key context (the reference's safety,
+        ``check_all_parameter_conflicts``): messages with other keys bind it in other enactments."""
+        sources: dict = {}
+        for name, _ in sent:
+            for bound in self.bound_in[name]:
+                sources.setdefault(bound, set()).add(self.senders[name])
+        return any(len(roles) > 1 for roles in sources.values())
 
     def __call__(self, state) -> list[tuple[str, tuple[Sent, frozenset[str]]]]:
         sent, delivered = state
@@ -252,15 +265,6 @@ def _knowledge(seen: list, keys: frozenset[str], given: dict[str, str]) -> dict[
                 left.remove(instance)
                 grew = True
     return known
-
-
-def _conflict(sent: Sent) -> bool:
-    values: dict[str, str] = {}
-    for _, bindings in sent:
-        for name, value in bindings:
-            if values.setdefault(name, value) != value:
-                return True
-    return False
 
 
 def _unbound(protocol: Protocol, sent: Sent) -> list[str]:
