@@ -18,37 +18,28 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import test_agora_transport  # its weather agent and protocol document
 
 from coordkit.agora import library_wire
-from coordkit.agora.protocol import Envelope, ProtocolDocument, Response, WellKnown
+from coordkit.agora.protocol import Envelope, Response
 from coordkit.agora.transport import HTTPTransport
 
 VARIABLE = "COORDKIT_AGORA_LIBRARY_PYTHON"
 SETUP = "python3.12 -m venv /tmp/agora-venv && /tmp/agora-venv/bin/pip install agora-protocol==0.2.0"
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "agora_library_live.py"
-FORECAST = ProtocolDocument.compose(
-    'Send {"location": <text>}; the answer is {"temperature": <°C>}.', name="Toy forecast", description="A test."
-)
 
 
-class Weather:
-    """A kit agent: natural language answered in text, its protocol in JSON, any other protocol rejected (B.1)."""
-
-    name = "weather"
+class Weather(test_agora_transport.Weather):
+    """test_agora_transport's weather agent (natural language in text, its protocol in JSON, any other rejected),
+    keeping every envelope it is sent."""
 
     def __init__(self):
+        super().__init__()
         self.seen: list[Envelope] = []
 
     def handle(self, envelope: Envelope) -> Response:
         self.seen.append(envelope)
-        if envelope.protocol_hash is None:
-            return Response.success(f"Mild weather ahead, as you asked: {envelope.body}")
-        if envelope.protocol_hash != FORECAST.hash:
-            return Response.rejected()
-        return Response.success(json.dumps({"temperature": len(json.loads(envelope.body)["location"])}))
-
-    def wellknown(self) -> WellKnown:
-        return WellKnown({FORECAST.hash: (FORECAST.data_uri,)})
+        return super().handle(envelope)
 
 
 def library_python() -> str:
@@ -97,8 +88,8 @@ def test_the_librarys_sender_queries_a_kit_agent_over_http_in_natural_language_a
     ((query,),) = [task["exchanges"]]
     assert query["status"] == 200 and "multiround" not in query["request"]
     assert query["request"] == {
-        "protocolHash": FORECAST.hash,
-        "protocolSources": [FORECAST.data_uri],
+        "protocolHash": test_agora_transport.FORECAST.hash,
+        "protocolSources": [test_agora_transport.FORECAST.data_uri],
         "body": '{"location": "Paris"}',
     }
     assert query["reply"] == {"status": "success", "body": '{"temperature": 5}'}
@@ -109,5 +100,5 @@ def test_the_librarys_sender_queries_a_kit_agent_over_http_in_natural_language_a
     ((refused,),) = [outsider["exchanges"]]
     assert refused["status"] == 403 and outsider["raised"].startswith("ProtocolTransportError")
     assert [(e.protocol_hash, e.body) for e in agent.seen] == [(None, asked[0]), (None, asked[1])] + [
-        (FORECAST.hash, '{"location": "Paris"}')
+        (test_agora_transport.FORECAST.hash, '{"location": "Paris"}')
     ]
