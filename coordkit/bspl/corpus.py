@@ -110,9 +110,7 @@ def _reference_view(record: dict) -> dict:
         "parameters": record["parameters"],
         "private": sorted(p["name"] for p in record["private"]),
         "keys": record["keys"],
-        "messages": {
-            name: {**message, "recipients": message["recipients"]} for name, message in record["messages"].items()
-        },
+        "messages": record["messages"],
         "safe": verdict(record["safety"], "safe"),
         "live": verdict(record["liveness_all"], "live"),
         "unused": record["unused"],
@@ -168,7 +166,7 @@ def side_by_side(file: str) -> pd.DataFrame:
     for name, record in reference["protocols"].items():
         theirs, ours = _reference_view(record), kit["protocols"].get(name, {})
         for aspect in ("safe", "live", "unused", "keys", "messages"):
-            shown = (lambda v: len(v)) if aspect == "messages" else (lambda v: v)
+            shown = len if aspect == "messages" else lambda value: value
             found = differences.get((name, aspect))
             rows.append(
                 {

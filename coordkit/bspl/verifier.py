@@ -172,14 +172,15 @@ class _Moves:
         }
         self.inert = _inert(protocol)
         self.names = {m.name: frozenset(m.names) for m in protocol.messages}
+        keys = {m.name: frozenset(protocol.keys_of(m)) for m in protocol.messages}  # each message's key context
         self.schemas = [  # once per message: name, sender, keys, ins, outs and nils, out keys, out bindings, label
             (
                 m.name,
                 m.sender,
-                frozenset(protocol.keys_of(m)),
+                keys[m.name],
                 frozenset(m.ins),
                 frozenset((*m.outs, *m.nils)),
-                frozenset(n for n in m.outs if n in protocol.keys_of(m)),
+                keys[m.name].intersection(m.outs),
                 [(n, f"{n}@{m.name}") for n in m.outs],
                 f"{m.sender}→{', '.join(m.recipients)}: {m.name}",
             )
@@ -187,13 +188,13 @@ class _Moves:
             if m.name not in self.inert
         ]
         self.inert_schemas = [
-            (m.name, m.sender, frozenset(protocol.keys_of(m)), frozenset(m.ins), frozenset((*m.outs, *m.nils)))
+            (m.name, m.sender, keys[m.name], frozenset(m.ins), frozenset((*m.outs, *m.nils)))
             for m in protocol.messages
             if m.name in self.inert
         ]
         self.sendable: set[str] = set()  # inert messages enabled in some state explored
-        # for safety: the parameters each message binds `out`, under its key context (the names of its keys)
-        self.bound_in = {m.name: [(p, frozenset(protocol.keys_of(m))) for p in m.outs] for m in protocol.messages}
+        # for safety: the parameters each message binds `out`, under its key context
+        self.bound_in = {m.name: [(p, keys[m.name]) for p in m.outs] for m in protocol.messages}
 
     def conflict(self, sent: Sent) -> bool:
         """Whether two roles bind one parameter ``out`` in one key context (the reference's safety,
