@@ -1,9 +1,11 @@
-"""The official Agora library's own sender (``agora-protocol`` 0.2.0) against a live kit agent over HTTP on 127.0.0.1.
+"""The official Agora library (``agora-protocol`` 0.2.0) and the kit over HTTP on 127.0.0.1, both ways.
 
-A kit agent is served by the kit's HTTPTransport in this process; tools/agora_library_live.py, run as a subprocess
-under a Python that has the library, makes the library's ``Sender`` query it (a natural-language task, multiround,
-and a task in the protocol the agent lists), its LLM replaced by a fake toolformer and its ``requests`` by a session
-that sends the run's key (the kit's servers answer only the run, issue 28). The kit never imports ``agora``.
+The library's own sender against a kit agent: a kit agent is served by the kit's HTTPTransport in this process;
+tools/agora_library_live.py, run as a subprocess under a Python that has the library, makes the library's ``Sender``
+query it (a natural-language task, multiround, and a task in the protocol the agent lists), its LLM replaced by a
+fake toolformer and its ``requests`` by a session that sends the run's key (the kit's servers answer only the run,
+issue 28). The kit's client against the library's own server: the same script with ``--serve`` runs the library's
+``ReceiverServer``, which the kit's LibraryConversation queries. The kit never imports ``agora``.
 
 ``COORDKIT_AGORA_LIBRARY_PYTHON`` names that Python; unset, or unable to import ``agora``, the test is skipped.
 Setup (no network at test time, no LLM, no API key)::
@@ -21,7 +23,8 @@ import pytest
 import test_agora_transport  # its weather agent and protocol document
 
 from coordkit.agora import library_wire
-from coordkit.agora.protocol import Envelope, Response
+from coordkit.agora.library_client import LibraryConversation
+from coordkit.agora.protocol import Envelope, ProtocolDocument, Response
 from coordkit.agora.transport import HTTPTransport
 
 VARIABLE = "COORDKIT_AGORA_LIBRARY_PYTHON"
@@ -102,3 +105,33 @@ def test_the_librarys_sender_queries_a_kit_agent_over_http_in_natural_language_a
     assert [(e.protocol_hash, e.body) for e in agent.seen] == [(None, asked[0]), (None, asked[1])] + [
         (test_agora_transport.FORECAST.hash, '{"location": "Paris"}')
     ]
+
+
+def test_the_kits_client_talks_to_the_librarys_own_server_in_natural_language_and_in_a_protocol():
+    python = library_python()
+    server = subprocess.Popen(
+        [python, str(SCRIPT), "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = json.loads(server.stdout.readline())["url"]
+        with LibraryConversation(url) as talk:  # natural language: the library's multiround conversation
+            replies = [talk.send("What is the weather in Paris tomorrow?"), talk.send("And the day after?")]
+        assert replies == [
+            Response.success("Forecast for: What is the weather in Paris tomorrow?"),
+            Response.success("Forecast for: And the day after?"),
+        ]
+        closed = LibraryConversation(url)
+        closed.conversation_id = talk.conversation_id  # the DELETE was acknowledged: the server holds it no more
+        assert closed.send("Still there?") == Response.failure("Conversation not found.")
+
+        forecast = ProtocolDocument('---\nname: Forecast\nmultiround: false\n---\nSend {"location": <city>}.')
+        with LibraryConversation(url, forecast) as task:  # the document travels as a data URI the library reads
+            assert task.send('{"location": "Paris"}') == Response.success('Forecast for: {"location": "Paris"}')
+        assert task.conversation_id is None  # single-round, as its front matter says
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0

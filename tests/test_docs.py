@@ -29,6 +29,10 @@ NOT_RUN = {
     ".venv/bin/coordkit record rep-beer-fig1 --seeds 1 --budget-usd 1.00": "needs ANTHROPIC_API_KEY and spends money",
     "from coordkit import BeerGame, sweep": "needs a Dask scheduler at tcp://scheduler:8786",
     ".venv/bin/coordkit reproduce rep-beer-fig1 --seeds 200 --engine dask": "starts a Dask cluster; minutes of work",
+    "from coordkit.agora.library_client import LibraryConversation": (
+        "needs an agent served by agora-protocol, which the kit does not install; tests/test_agora_library_live.py "
+        "runs it against the library's own server"
+    ),
 }
 
 

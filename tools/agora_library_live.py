@@ -18,6 +18,11 @@ What runs is the library's code: ``agora.sender.core.Sender`` (``make_default``)
   by :class:`KeyedRequests`, a real ``requests.Session`` that adds the header (and writes each exchange down); the
   transporter's code is unchanged, and the bytes it posts are those ``requests`` posts.
 
+With ``--serve`` it runs the other way: the library's own server (``agora.receiver.server.ReceiverServer`` with
+``Receiver.make_default``, a fake toolformer that says "YES" to its protocol check and answers
+``Forecast for: <message>``) on 127.0.0.1, prints ``{"url": …}`` on one line, and serves until its standard input
+closes; tests/test_agora_library_live.py queries it with the kit's client (coordkit/agora/library_client.py).
+
 Three exchanges: a natural-language task (the library's multiround form: a first request, a next turn at
 ``/conversations/<id>``, the ``DELETE`` that closes it); a task in the first protocol the agent lists at
 ``/.wellknown`` (if it lists one: the library's sender is told the protocol is suitable, as its protocol picker or
@@ -30,15 +35,19 @@ import json
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import agora.sender.components.transporter as transporter_module
 import requests
 from agora.common.core import Suitability
 from agora.common.storage import JSONStorage
+from agora.receiver.core import Receiver
+from agora.receiver.server import ReceiverServer
 from agora.sender.core import Sender
 from agora.sender.task_schema import TaskSchema
 from agora.utils import download_and_verify_protocol, extract_metadata
+from werkzeug.serving import make_server
 
 NATURAL_LANGUAGE = ["What is the weather in Paris tomorrow?", "And the day after?"]
 PROTOCOL_QUERY = '{"location": "Paris"}'
@@ -157,10 +166,35 @@ def without_key(target):
     return summary
 
 
+class EchoToolformer:
+    """The library agent's LLM, for ``--serve``: "YES" to its protocol check, ``Forecast for: <message>`` otherwise."""
+
+    def new_conversation(self, prompt, tools, category=None):
+        if category == "protocolChecking":
+            return lambda message, print_output=True: "YES"
+        return lambda message, print_output=True: f"Forecast for: {message}"
+
+
+def serve(storage_dir):
+    """The library's own server on 127.0.0.1 (a free port), until standard input closes."""
+    receiver = Receiver.make_default(EchoToolformer(), storage=JSONStorage(str(Path(storage_dir) / "receiver.json")))
+    server = make_server("127.0.0.1", 0, ReceiverServer(receiver).app, threaded=True)
+    print(json.dumps({"url": f"http://127.0.0.1:{server.server_port}"}), flush=True)
+    threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
+    server.serve_forever()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("url", help="the kit agent's base URL, e.g. http://127.0.0.1:50123")
+    parser.add_argument("url", nargs="?", help="the kit agent's base URL, e.g. http://127.0.0.1:50123")
+    parser.add_argument("--serve", action="store_true", help="serve a library agent for the kit's client instead")
     arguments = parser.parse_args(argv)
+    if arguments.serve:
+        with tempfile.TemporaryDirectory() as storage_dir:
+            serve(storage_dir)
+        return
+    if arguments.url is None:
+        parser.error("give the kit agent's URL, or --serve")
     target = arguments.url.rstrip("/")
     key = os.environ.get(KEY_VARIABLE)
     if not key:
