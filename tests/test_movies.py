@@ -521,12 +521,13 @@ def test_the_network_view_shows_the_round_as_it_stands(protocol):
         spec = spec_of(charts.movie_night_now(night))
         assert spec["title"]["text"].startswith(f"round {night.steps} of 20 · ")
         network = rows_with(spec, "x2")
-        agents = network[network["what"].isin(charts.NETWORK_MARKS.domain[:2])]
-        assert (agents["what"] == charts.NETWORK_MARKS.domain[0]).tolist() == [goer.votes for goer in night.goers]
+        marks = charts.network_marks(night.reading).domain
+        agents = network[network["what"].isin(marks[:2])]
+        assert (agents["what"] == marks[0]).tolist() == [goer.votes for goer in night.goers]
         if seats is None:
             seats = agents[["x", "y"]]
         pd.testing.assert_frame_equal(agents[["x", "y"]], seats)  # the layout stays put
-        halves = network[~network["what"].isin(charts.NETWORK_MARKS.domain[:2])]
+        halves = network[~network["what"].isin(marks[:2])]
         assert len(halves) == 2 * len(night.edges)  # every link, one half a sender
         points = rows_with(spec, "area")
         own = points[points["what"].isin(["joins", "declines"])]
@@ -540,12 +541,13 @@ def test_the_network_view_shows_the_round_as_it_stands(protocol):
 
 def test_each_message_is_drawn_as_its_sender_said_it_or_as_unread():
     quiet = MovieScheduling(protocol="a2a", rng=1)
-    kinds = charts.NETWORK_MARKS.domain
     senders, receivers = quiet.edges[:, 0], quiet.edges[:, 1]
-    assert set(charts.message_kinds(quiet, senders, receivers)) == {kinds[5]}  # round 0: nothing said yet
-    for attention, reading in ((1, "section7"), (1000, "section7"), (1, "table2")):
+    nothing_yet = charts.network_marks(quiet.reading).domain[5]
+    assert set(charts.message_kinds(quiet, senders, receivers)) == {nothing_yet}  # round 0: nothing said yet
+    for attention, reading in ((1, "section7"), (1000, "section7"), (1, "table2"), (1000, "thresholds")):
         night = MovieScheduling(protocol="a2a", attention=attention, reading=reading, sparsity=0, rng=1)
         night.step()
+        kinds = charts.network_marks(reading).domain
         both = (
             np.concatenate([night.edges[:, 0], night.edges[:, 1]]),
             np.concatenate([night.edges[:, 1], night.edges[:, 0]]),
@@ -559,6 +561,17 @@ def test_each_message_is_drawn_as_its_sender_said_it_or_as_unread():
             assert (per_receiver == 1).all() and len(per_receiver) == night.population
         else:  # every message is read: attention beyond every degree, or A2A under Table 2's reading
             assert len(read) == len(said)
+
+
+def test_under_the_thresholds_reading_a_message_says_whether_its_sender_accepts_the_groups_last_proposal():
+    """ThresholdParticipation decides at the group's proposal, not at the agent's own θ_i (its thresholds)."""
+    night = MovieScheduling(protocol="rep_numerical", reading="thresholds", rng=3)
+    night.step()
+    marks = charts.network_marks("thresholds").domain
+    assert marks[2:4] == ["said: accepts the group's last proposal", "said: declines the group's last proposal"]
+    assert not any("own proposal" in mark for mark in marks)
+    legend = spec_of(charts.movie_night_now(night))
+    assert "said: accepts the group's last proposal" in json.dumps(legend)
 
 
 def test_the_movie_player_plays_a_run_with_the_explore_panels_controls_greyed_out_alike():

@@ -312,19 +312,31 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
 
 # --- the state view: the network and the proposals as they stand -----------------------------------------------
 
-# what the network draws, each in its colour: an agent by its vote on the group's proposal (VOTES' colours); a
-# message, on its sender's half of a link, by what it said, or that it went unread
-NETWORK_MARKS = alt.Scale(
-    domain=[
-        "agent joins the group's proposal",
-        "agent declines it",
-        "said: joins at own proposal",
-        "said: declines at own proposal",
-        "not read (A2A's attention)",
-        "nothing said yet",
-    ],
-    range=[*VOTES.range, "#9ecae9", "#ff9d98", "#eeca3b", "#dddddd"],
-)
+# what a round's message said: its sender's stage-1 decision, taken at its own proposal θ_i, or under the thresholds
+# reading at the group's proposal of the round before (ThresholdParticipation)
+SAID = {
+    "own proposal": ("said: joins at own proposal", "said: declines at own proposal"),
+    "thresholds": ("said: accepts the group's last proposal", "said: declines the group's last proposal"),
+}
+
+
+@functools.cache
+def network_marks(reading: str) -> alt.Scale:
+    """What the network draws under ``reading``, each in its colour: an agent by its vote on the group's proposal
+    (VOTES' colours); a message, on its sender's half of a link, by what it said, or that it went unread."""
+    said = SAID["thresholds" if reading == "thresholds" else "own proposal"]
+    return alt.Scale(
+        domain=[
+            "agent joins the group's proposal",
+            "agent declines it",
+            *said,
+            "not read (A2A's attention)",
+            "nothing said yet",
+        ],
+        range=[*VOTES.range, "#9ecae9", "#ff9d98", "#eeca3b", "#dddddd"],
+    )
+
+
 NIGHT = 330  # px: the network's square and the map's
 DIGITS = 3  # decimals a position keeps: a fraction of a pixel, and half the spec of all of them
 SEATS = alt.Scale(domain=[-1.08, 1.08], nice=False)  # the ring, of radius 1, with room for the dots
@@ -389,7 +401,7 @@ def _network_now(model: MovieScheduling) -> alt.Chart:
             y=alt.Y("y:Q", scale=SEATS, axis=None),
             x2=alt.X2("x2:Q"),
             y2=alt.Y2("y2:Q"),
-            color=alt.Color("what:N", scale=NETWORK_MARKS, legend=legend),
+            color=alt.Color("what:N", scale=network_marks(model.reading), legend=legend),
             strokeWidth=alt.StrokeWidth("width:Q", scale=None),
             tooltip=[alt.Tooltip("agent:Q"), alt.Tooltip("what:N"), alt.Tooltip("message:N")],
         )
@@ -414,7 +426,7 @@ def _agent_rules(model: MovieScheduling) -> pd.DataFrame:
             "y": y,
             "x2": x,
             "y2": y + 10.0**-DIGITS,  # a rule needs a length for its caps to be drawn
-            "what": np.where(joins, NETWORK_MARKS.domain[0], NETWORK_MARKS.domain[1]),
+            "what": np.where(joins, *network_marks(model.reading).domain[:2]),
             "width": _dot(model.population),
             "agent": np.arange(model.population),
             "message": [goer.message for goer in model.goers],
@@ -442,10 +454,11 @@ def _message_rules(model: MovieScheduling) -> pd.DataFrame:
 
 
 def message_kinds(model: MovieScheduling, senders: np.ndarray, receivers: np.ndarray) -> np.ndarray:
-    """What this round's message from ``senders[k]`` to ``receivers[k]`` said, as :data:`NETWORK_MARKS` names it:
-    whether its sender would join at its own proposal (its stage-1 decision, §7), or that its receiver did not
-    read it (A2A under the §7 reading weighs at most ``attention`` messages); no message before round 1."""
-    kinds = NETWORK_MARKS.domain
+    """What this round's message from ``senders[k]`` to ``receivers[k]`` said, as :func:`network_marks` names it:
+    its sender's stage-1 decision (§7: would it join at its own proposal; under the thresholds reading, does it
+    accept the group's last proposal), or that its receiver did not read it (A2A under the §7 and thresholds
+    readings weighs at most ``attention`` messages); no message before round 1."""
+    kinds = network_marks(model.reading).domain
     if model.steps == 0:
         return np.full(len(senders), kinds[5])
     joins = np.array([goer.joins for goer in model.goers])
