@@ -6,7 +6,9 @@ document and write routines that handle it without an LLM (§4). :class:`Weather
 natural-language counterfactual. The layers underneath: protocol documents and transactions
 (:mod:`~coordkit.agora.protocol`), protocol databases (:mod:`~coordkit.agora.databases`), the routine sandbox
 (:mod:`~coordkit.agora.sandbox`), transports in process and over HTTP (:mod:`~coordkit.agora.transport`), the
-demo's servers and tasks (:mod:`~coordkit.agora.tasks`) and routines (:mod:`~coordkit.agora.routines`).
+demo's servers and tasks (:mod:`~coordkit.agora.tasks`) and routines (:mod:`~coordkit.agora.routines`). Kit agents
+also answer the official library (``agora-protocol``) in its forms (:mod:`~coordkit.agora.library_wire`), and the
+kit can query an agent the library serves (:mod:`~coordkit.agora.library_client`).
 
 The model plays the screenplay one query a step; agents reach the network only through their
 :class:`~coordkit.agora.services.Services`, and each decision the paper gives to an LLM is a
