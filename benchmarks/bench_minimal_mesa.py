@@ -5,12 +5,11 @@
 For each model, one run of the kit's model and one of its minimal counterpart in ``benchmarks/minimal_mesa/``,
 alternated ``repeats`` times (so that a shared machine's drift hits both alike); prints each median and their
 ratio. The Beer Game (A2A, and REP textual: ``minimal_mesa.beer_game_rep``; both checked first to play the kit's
-orders, and θ), Fishbanks (A2A companies), movie scheduling (REP numerical, and REP textual:
-``minimal_mesa.movies_rep_textual``) and the delay trial are timed against minimal models of the same rules.
-Fishbanks' REP textual has no minimal model of its own yet: it runs against the A2A one (a floor, not the same
-rules), and Fishbanks and movie
-scheduling also against Mesa's floor for their agents x steps x reporters (``minimal_mesa.floor``). Also the Beer
-Game's ``summary()`` alone, and a run with its summary.
+orders, and θ), Fishbanks (A2A companies, and REP textual: ``minimal_mesa.fishbanks_rep_textual``; both checked
+first to play the kit's boats, stock and texts, and θ), movie scheduling (REP numerical, and REP textual:
+``minimal_mesa.movies_rep_textual``) and the delay trial are timed against minimal models of the same rules;
+Fishbanks and movie scheduling also against Mesa's floor for their agents x steps x reporters
+(``minimal_mesa.floor``). Also the Beer Game's ``summary()`` alone, and a run with its summary.
 """
 
 import argparse
@@ -18,7 +17,16 @@ import statistics
 import time
 from collections.abc import Callable
 
-from minimal_mesa import beer_game, beer_game_rep, delay, fishbanks, floor, movies, movies_rep_textual
+from minimal_mesa import (
+    beer_game,
+    beer_game_rep,
+    delay,
+    fishbanks,
+    fishbanks_rep_textual,
+    floor,
+    movies,
+    movies_rep_textual,
+)
 
 from coordkit.delay import DelayedDilemma
 from coordkit.rep.beer_game.model import BeerGame
@@ -57,10 +65,10 @@ COMPARISONS = {
     ),
     "Beer Game summary() alone vs the minimal run": (beer_game_summary, beer_game.one_game),
     "Fishbanks, A2A companies (same rules)": (lambda k: Fishbanks(protocol="a2a", rng=k).run(), fishbanks.one_run),
-    "Fishbanks, REP textual vs the A2A minimal": (lambda k: Fishbanks(rng=k).run(), fishbanks.one_run),
+    "Fishbanks, REP textual (same rules)": (lambda k: Fishbanks(rng=k).run(), fishbanks_rep_textual.one_run),
     "Fishbanks, default (12 x 8 seasons) vs floor": (
         lambda k: Fishbanks(rng=k).run(),
-        lambda k: floor.one_run(agents=12, steps=8, model_reporters=6, agent_reporters=13, seed=k),
+        lambda k: floor.one_run(agents=12, steps=8, model_reporters=6, agent_reporters=16, seed=k),
     ),
     "Movies, REP numerical (default, same rules)": (lambda k: MovieScheduling(rng=k).run(), movies.one_run),
     "Movies, REP textual (same rules)": (
@@ -86,6 +94,10 @@ if __name__ == "__main__":
     assert beer_game.same_columns(beer_game.one_game(0), a2a), "the minimal Beer Game no longer plays the kit's orders"
     rep_textual = BeerGame(protocol="rep_textual", player_spread=0, rng=0).run().frame()
     assert beer_game_rep.same_orders(rep_textual), "the minimal REP textual Beer Game no longer plays the kit's rounds"
+    fishbanks_a2a = Fishbanks(protocol="a2a", rng=0).run().frame()
+    assert fishbanks.same_game(fishbanks_a2a), "the minimal A2A Fishbanks plays another game"
+    fishbanks_rep = Fishbanks(rng=0).run().frame()
+    assert fishbanks_rep_textual.same_game(fishbanks_rep), "the minimal REP textual Fishbanks plays another game"
     print(f"{'model run':54} {'kit ms':>8} {'minimal ms':>11} {'ratio':>6}   (medians of {repeats})")
     for label, (kit, minimal) in COMPARISONS.items():
         kit_ms, minimal_ms = alternated(kit, minimal, repeats)

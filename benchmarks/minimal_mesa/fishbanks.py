@@ -1,8 +1,12 @@
 """Fishbanks with §6's competitive (A2A) companies, in plain Mesa: twelve companies on one fishing ground for eight
 seasons, Meadows' regeneration and catch-effect tables, each company reading the stock from its catch with noise,
 deploying half way towards the others' last fleets plus or minus a boat and saying why, and a DataCollector with
-the kit's reporters (``coordkit.rep.fishbanks``, protocol "a2a"; θ is NaN there as here)."""
+the kit's reporters (``coordkit.rep.fishbanks``, protocol "a2a"; θ is NaN there as here). Each company draws r and
+v from a stream of its own and its reading errors from another, as the kit's common random numbers do (a generator
+per purpose and company, spawned from the seed by the purpose's hashed name); ``same_game`` checks that it plays
+the kit's seasons."""
 
+import hashlib
 import math
 
 import mesa
@@ -13,13 +17,30 @@ REGENERATION = np.array([0, 58, 132, 212, 339, 517, 582, 517, 240, 74, 0], dtype
 EFFECT = np.array([0, 0.30, 0.56, 0.69, 0.79, 0.88, 0.93, 0.98, 1, 1, 1])
 PEAK = 0.6  # the density of maximum regeneration
 CAPACITY, CATCH, PRICE, BOAT_COST, MAX_BOATS, NOISE = 4000.0, 25.0, 20.0, 250.0, 10, 0.05
+NAMES = (  # the kit's companies (the paper's three, then nine more), and their profiles in turn
+    "GlobalMega_Corp EcoSustainable_Fisheries Traditional_Family_Fleet Atlantic_Harvest_Co Northern_Trawlers "
+    "BlueWave_Seafoods Coastal_Cooperative Harbor_Light_Fishing DeepBlue_Industries Island_Fishers_Union Pacific_Catch "
+    "Seaside_Brothers"
+).split()
+PROFILES = (
+    "deep-sea industrial, sustainability-focused, traditional family, export-oriented, mid-size trawler, "
+    "coastal cooperative"
+).split(", ")
+
+
+def stream(seed, purpose, index):
+    """The kit's stream of ``purpose`` for company ``index``: spawn key (blake2b of the purpose, the index)."""
+    word = int.from_bytes(hashlib.blake2b(purpose.encode(), digest_size=4).digest(), "little")
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(word, index)))
 
 
 class Company(mesa.Agent):
-    def __init__(self, model, index):
+    def __init__(self, model, index, seed):
         super().__init__(model)
-        self.tolerance, self.value = model.rng.random(2)
-        self.company, self.profile = f"Company {index + 1}", "mid-size trawler"
+        tolerance, value = stream(seed, "company", index).random(2)
+        self.tolerance, self.value = float(tolerance), float(value)
+        self.noise = stream(seed, "noise", index)
+        self.company, self.profile = NAMES[index], PROFILES[index % len(PROFILES)]
         self.boats = min(2 + int(4 * self.tolerance + 0.5), MAX_BOATS)
         self.catch = self.revenue = self.cost = self.profit = 0.0
         self.profit_per_boat = self.density_estimate = 0.0
@@ -30,8 +51,8 @@ class Company(mesa.Agent):
     def observe(self, catch_per_boat):
         """The density read back from the catch-effect table, plus N(0, 0.05) noise, clipped to [0, 1]."""
         self.profit_per_boat = catch_per_boat * PRICE - BOAT_COST
-        density = np.interp(min(1.0, catch_per_boat / CATCH), EFFECT[:9], DENSITIES[:9])
-        self.density_estimate = min(1.0, max(0.0, density + NOISE * self.model.rng.standard_normal()))
+        density = float(np.interp(min(1.0, catch_per_boat / CATCH), EFFECT[:9], DENSITIES[:9]))
+        self.density_estimate = min(1.0, max(0.0, density + float(NOISE * self.noise.standard_normal())))
 
     def decide(self, heard):
         """Half way towards the others' mean fleet; −1 if boats lose money, +1 if r > v, −1 below the peak."""
@@ -50,7 +71,7 @@ class Company(mesa.Agent):
         else:
             why = f"Neighbours average {mean:.1f} boats (total {sum(heard)})"
             why += f"; our profit per boat was ${self.profit_per_boat:,.0f}"
-        return boats, f"{why}: deploying {boats} boats to {aim}."
+        return boats, f"{why}: deploying {boats} boat{'' if boats == 1 else 's'} to {aim}."
 
     def land(self, catch):
         self.catch, self.revenue = catch, catch * PRICE
@@ -63,7 +84,7 @@ class Fishbanks(mesa.Model):
         super().__init__(rng=rng)
         self.seasons, self.stock = seasons, stock
         self.regeneration = self.total_catch = 0.0
-        self.industry = [Company(self, i) for i in range(companies)]
+        self.industry = [Company(self, i, rng) for i in range(companies)]
         self.last_fleets = None  # the messages of last season: every company hears every other
         for company in self.industry:
             company.observe(CATCH * np.interp(stock / CAPACITY, DENSITIES, EFFECT))
@@ -96,8 +117,8 @@ class Fishbanks(mesa.Model):
         self.last_fleets = [boats for boats, _ in decisions]
         fleet = sum(self.last_fleets)
         density = self.stock / CAPACITY
-        catch = min(self.stock, fleet * CATCH * np.interp(density, DENSITIES, EFFECT))
-        regrown = min(np.interp(density, DENSITIES, REGENERATION), CAPACITY - (self.stock - catch))
+        catch = min(self.stock, fleet * (CATCH * float(np.interp(density, DENSITIES, EFFECT))))
+        regrown = min(float(np.interp(density, DENSITIES, REGENERATION)), CAPACITY - (self.stock - catch))
         self.total_catch, self.regeneration, self.stock = catch, regrown, self.stock - catch + regrown
         for company in self.industry:
             company.land(catch * company.boats / fleet)
@@ -110,3 +131,11 @@ def one_run(seed: int) -> Fishbanks:
     model = Fishbanks(rng=seed)
     model.run_model()
     return model
+
+
+def same_game(kit_frame, seed: int = 0) -> bool:
+    """Whether this model's boats, stock, catches, readings and texts, season by season and company by company, are
+    those of ``kit_frame`` (the kit's ``Fishbanks(protocol="a2a", rng=seed).run().frame()``)."""
+    from minimal_mesa import beer_game
+
+    return beer_game.same_columns(one_run(seed), kit_frame, ("boats", "stock", "catch", "density_estimate", "message"))
