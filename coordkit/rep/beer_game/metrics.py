@@ -1,41 +1,76 @@
-"""What the REP paper reports for the Beer Game (§5, Figure 1), computed from a model's per-round frame."""
+"""What the REP paper reports for the Beer Game (§5, Figure 1), computed from a game's per-round records: a model's
+frame (one row per round and stage), or the same columns as sequences (``records.agent_columns``, which
+``BeerGame.summary`` reads without building a frame)."""
+
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 SUMMARY_COLUMNS = ("position", "stage", "cost", "customer_demand", "order", "backlog")  # (every table has the round)
 
+Rounds = pd.DataFrame | Mapping[str, Sequence]  # a per-round frame, or its columns by name
 
-def total_cost(rounds: pd.DataFrame) -> float:
+
+def total_cost(rounds: Rounds) -> float:
     """Holding plus backlog cost over all stages and rounds."""
-    return float(rounds["cost"].sum())
+    return float(_numbers(rounds, "cost").sum())
 
 
-def stage_costs(rounds: pd.DataFrame) -> pd.Series:
+def stage_costs(rounds: Rounds) -> pd.Series:
     """Cost per stage, in chain order."""
-    by_position = rounds.groupby("position", sort=True)
-    stages = pd.Index(by_position["stage"].first(), name="stage")
-    return pd.Series(by_position["cost"].sum().to_numpy(), index=stages, name="cost")
+    costs = costs_by_stage(rounds)
+    return pd.Series(list(costs.values()), index=pd.Index(list(costs), name="stage"), name="cost")
 
 
-def bullwhip_ratio(rounds: pd.DataFrame) -> float:
+def costs_by_stage(rounds: Rounds) -> dict[str, float]:
+    """Each stage's cost over the game, by stage name, in chain order (by position): a compensated sum of its
+    rounds' costs, in the rows' order."""
+    costs: dict[int, list[float]] = {}
+    names: dict[int, str] = {}
+    for position, stage, cost in zip(rounds["position"], rounds["stage"], rounds["cost"], strict=True):
+        costs.setdefault(position, []).append(float(cost))
+        names.setdefault(position, stage)
+    return {names[position]: compensated_sum(costs[position]) for position in sorted(costs)}
+
+
+def compensated_sum(values: Iterable[float]) -> float:
+    """Kahan's compensated sum, in the order given: the sum pandas' groupby kernel computes for rows in round order
+    (as every frame of the kit is), so that a stage's cost is the figure the kit reported when it summed with a
+    groupby, to the last bit."""
+    total = compensation = 0.0
+    for value in values:
+        corrected = value - compensation
+        new_total = total + corrected
+        compensation = (new_total - total) - corrected
+        total = new_total
+    return total
+
+
+def bullwhip_ratio(rounds: Rounds) -> float:
     """Variance of the factory's orders over the variance of customer demand (Lee et al. 1997); NaN if demand
     never varies."""
-    played = rounds["round"].to_numpy() > 0
-    position = rounds["position"].to_numpy()[played]
+    played = np.asarray(rounds["round"]) > 0
+    position = np.asarray(rounds["position"])[played]
     factory = position == position.max()
-    demand_var = pd.Series(rounds["customer_demand"].to_numpy()[played][factory]).var()
-    order_var = pd.Series(rounds["order"].to_numpy()[played][factory]).var()
+    demand_var = sample_variance(_numbers(rounds, "customer_demand")[played][factory])
+    order_var = sample_variance(_numbers(rounds, "order")[played][factory])
     return float(order_var / demand_var) if demand_var > 0 else float("nan")
 
 
-def final_backlog(rounds: pd.DataFrame) -> float:
+def sample_variance(values: np.ndarray) -> float:
+    """The variance with n − 1 in the denominator (the same float as ``pandas.Series.var``); NaN for fewer than two
+    values."""
+    return float(np.var(values, ddof=1)) if len(values) >= 2 else float("nan")
+
+
+def final_backlog(rounds: Rounds) -> float:
     """The cases the chain still owes its customers and each other when the game ends (all stages' backlogs)."""
-    played = rounds["round"].to_numpy()
-    return float(rounds["backlog"].to_numpy()[played == played.max()].sum())
+    played = np.asarray(rounds["round"])
+    return float(_numbers(rounds, "backlog")[played == played.max()].sum())
 
 
-def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float = 0.25, hold: int = 3) -> float:
+def rounds_to_stabilise(rounds: Rounds, step_round: int, tolerance: float = 0.25, hold: int = 3) -> float:
     """Rounds from the demand step until the chain is settled for good: from then to the end of the game, every
     stage orders within ``tolerance`` × customer demand of customer demand *and* owes nothing (no backlog).
 
@@ -43,10 +78,9 @@ def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float 
     reading, so that a chain whose orders have calmed while its customers still wait does not count. NaN when the
     game ends before the chain has been settled for ``hold`` rounds in a row (never settled within the horizon).
     """
-    after = rounds["round"].to_numpy() >= step_round
-    played, order, demand, backlog = (
-        rounds[c].to_numpy()[after] for c in ("round", "order", "customer_demand", "backlog")
-    )
+    after = np.asarray(rounds["round"]) >= step_round
+    played = np.asarray(rounds["round"])[after]
+    order, demand, backlog = (_numbers(rounds, c)[after] for c in ("order", "customer_demand", "backlog"))
     settled = (np.abs(order - demand) <= tolerance * demand) & (backlog <= 0)  # per stage and round
     unsettled = played[~settled]
     settled_from = int(unsettled.max()) + 1 if len(unsettled) else step_round
@@ -55,10 +89,10 @@ def rounds_to_stabilise(rounds: pd.DataFrame, step_round: int, tolerance: float 
     return float(settled_from - step_round)
 
 
-def summary(rounds: pd.DataFrame, step_round: int) -> dict:
+def summary(rounds: Rounds, step_round: int) -> dict:
     """The headline numbers of one game: total cost, cost per stage, bullwhip ratio, rounds to stabilise, and the
     backlog left at the end."""
-    per_stage = {f"cost_{stage}": cost for stage, cost in stage_costs(rounds).items()}
+    per_stage = {f"cost_{stage}": cost for stage, cost in costs_by_stage(rounds).items()}
     return {
         "total_cost": total_cost(rounds),
         "bullwhip_ratio": bullwhip_ratio(rounds),
@@ -75,3 +109,9 @@ def per_game(rounds: pd.DataFrame, step_round: int = 4) -> pd.DataFrame:
         for (protocol, seed), game in rounds.groupby(["protocol", "seed"], sort=False)
     ]
     return pd.DataFrame(rows)
+
+
+def _numbers(rounds: Rounds, column: str) -> np.ndarray:
+    """A numeric column as floats (the frame's float64 column, or the recorded numbers, ints among them, converted
+    as the frame converts them)."""
+    return np.asarray(rounds[column], dtype=float)

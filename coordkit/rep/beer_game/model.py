@@ -34,7 +34,7 @@ from coordkit.rep.beer_game.policies import (
 )
 from coordkit.rep.protocol import Message, NeighbourMulticast, consensus_parameter
 from coordkit.rep.protocol_network import ProtocolNetwork
-from coordkit.rep.records import agent_table
+from coordkit.rep.records import agent_columns, agent_table
 
 PROTOCOLS = ("a2a", "rep_numerical", "rep_textual", "base_stock")
 PROTOCOL_NAMES = {
@@ -405,9 +405,11 @@ class BeerGame(Model):
         return agent_table(self.datacollector, "round")
 
     def summary(self) -> dict:
-        """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use."""
+        """Total cost, cost per stage, bullwhip ratio, rounds to stabilise, final backlog (:mod:`.metrics`), LLM use:
+        from the recorded columns the metrics read, without building :meth:`frame`."""
+        rounds = agent_columns(self.datacollector, "round", metrics.SUMMARY_COLUMNS)
         return {
-            **metrics.summary(agent_table(self.datacollector, "round", metrics.SUMMARY_COLUMNS), self.step_round),
+            **metrics.summary(rounds, self.step_round),
             "llm_calls": self.llm_calls,
             "llm_fallbacks": self.llm_fallbacks,
         }
