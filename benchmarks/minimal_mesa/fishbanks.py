@@ -15,7 +15,7 @@ import numpy as np
 DENSITIES = np.linspace(0.0, 1.0, 11)
 REGENERATION = np.array([0, 58, 132, 212, 339, 517, 582, 517, 240, 74, 0], dtype=float)
 EFFECT = np.array([0, 0.30, 0.56, 0.69, 0.79, 0.88, 0.93, 0.98, 1, 1, 1])
-PEAK = 0.6  # the density of maximum regeneration
+PEAK = DENSITIES[REGENERATION.argmax()]  # the density of maximum regeneration: 0.6000000000000001, as the kit has it
 CAPACITY, CATCH, PRICE, BOAT_COST, MAX_BOATS, NOISE = 4000.0, 25.0, 20.0, 250.0, 10, 0.05
 NAMES = (  # the kit's companies (the paper's three, then nine more), and their profiles in turn
     "GlobalMega_Corp EcoSustainable_Fisheries Traditional_Family_Fleet Atlantic_Harvest_Co Northern_Trawlers "
@@ -32,6 +32,30 @@ def stream(seed, purpose, index):
     """The kit's stream of ``purpose`` for company ``index``: spawn key (blake2b of the purpose, the index)."""
     word = int.from_bytes(hashlib.blake2b(purpose.encode(), digest_size=4).digest(), "little")
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(word, index)))
+
+
+SEASON = ("stock", "regeneration", "total_catch")  # the model's own reporters, also each company's
+
+
+def model_reporters() -> dict:
+    """The kit's model reporters: the season's stock, regrowth and catch, and the industry's boats and books."""
+    books = {b: (lambda m, b=b: sum(getattr(c, b) for c in m.industry)) for b in ("boats", "revenue", "profit")}
+    return {**{name: name for name in SEASON}, **books}
+
+
+def fish_the_season(model: mesa.Model) -> None:
+    """The season on the ground with the fleets deployed: the catch at the stock's density (grouped as the kit groups
+    it, to the last bit), the regrowth, each company's share by its boats, its books and its reading; the records."""
+    fleet = sum(company.boats for company in model.industry)
+    density = model.stock / CAPACITY
+    catch = min(model.stock, fleet * (CATCH * float(np.interp(density, DENSITIES, EFFECT))))
+    regrown = min(float(np.interp(density, DENSITIES, REGENERATION)), CAPACITY - (model.stock - catch))
+    model.total_catch, model.regeneration, model.stock = catch, regrown, model.stock - catch + regrown
+    for company in model.industry:
+        company.land(catch * company.boats / fleet)
+        company.observe(catch / fleet)
+    model.datacollector.collect(model)
+    model.running = model.steps < model.seasons
 
 
 class Company(mesa.Agent):
@@ -54,17 +78,19 @@ class Company(mesa.Agent):
         density = float(np.interp(min(1.0, catch_per_boat / CATCH), EFFECT[:9], DENSITIES[:9]))
         self.density_estimate = min(1.0, max(0.0, density + float(NOISE * self.noise.standard_normal())))
 
-    def decide(self, heard):
+    def competitive(self, heard):
         """Half way towards the others' mean fleet; −1 if boats lose money, +1 if r > v, −1 below the peak."""
-        mean = sum(heard) / len(heard) if heard else None
-        target = self.boats if mean is None else self.boats + (mean - self.boats) / 2
+        target = self.boats if not heard else self.boats + (sum(heard) / len(heard) - self.boats) / 2
         if self.profit_per_boat <= 0:
-            target -= 1
-        elif self.tolerance > self.value:
-            target += 1
-        elif self.density_estimate < PEAK:
-            target -= 1
-        boats = int(min(max(target + 0.5, 1), MAX_BOATS))
+            return target - 1
+        if self.tolerance > self.value:
+            return target + 1
+        return target - 1 if self.density_estimate < PEAK else target
+
+    def decide(self, heard):
+        """Its competitive fleet, and why, in words."""
+        mean = sum(heard) / len(heard) if heard else None
+        boats = int(min(max(self.competitive(heard) + 0.5, 1), MAX_BOATS))
         aim = "cut our losses" if boats < self.boats else "keep our share"
         if mean is None:
             why = f"No neighbour decisions yet; we expect ${self.profit_per_boat:,.0f} a boat"
@@ -88,20 +114,13 @@ class Fishbanks(mesa.Model):
         self.last_fleets = None  # the messages of last season: every company hears every other
         for company in self.industry:
             company.observe(CATCH * np.interp(stock / CAPACITY, DENSITIES, EFFECT))
-        season = {"stock": "stock", "regeneration": "regeneration", "total_catch": "total_catch"}
         self.datacollector = mesa.DataCollector(
-            model_reporters={
-                **season,
-                **{
-                    books: (lambda m, b=books: sum(getattr(c, b) for c in m.industry))
-                    for books in ("boats", "revenue", "profit")
-                },
-            },
+            model_reporters=model_reporters(),
             agent_reporters={
                 **{name: name for name in ("company", "profile", "boats", "catch", "revenue", "cost", "profit")},
                 **{name: name for name in ("density_estimate", "quota_estimate", "population_health")},
                 **{name: name for name in ("coordination_confidence", "resource_stress", "message")},
-                **{name: (lambda c, n=name: getattr(c.model, n)) for name in season},
+                **{name: (lambda c, n=name: getattr(c.model, n)) for name in SEASON},
             },
         )
         self.datacollector.collect(self)
@@ -115,22 +134,13 @@ class Fishbanks(mesa.Model):
         for company, (boats, message) in zip(self.industry, decisions):
             company.boats, company.message = boats, message
         self.last_fleets = [boats for boats, _ in decisions]
-        fleet = sum(self.last_fleets)
-        density = self.stock / CAPACITY
-        catch = min(self.stock, fleet * (CATCH * float(np.interp(density, DENSITIES, EFFECT))))
-        regrown = min(float(np.interp(density, DENSITIES, REGENERATION)), CAPACITY - (self.stock - catch))
-        self.total_catch, self.regeneration, self.stock = catch, regrown, self.stock - catch + regrown
-        for company in self.industry:
-            company.land(catch * company.boats / fleet)
-            company.observe(catch / fleet)
-        self.datacollector.collect(self)
-        self.running = self.steps < self.seasons
+        fish_the_season(self)
 
 
-def one_run(seed: int) -> Fishbanks:
-    model = Fishbanks(rng=seed)
-    model.run_model()
-    return model
+def one_run(seed: int, model: type[mesa.Model] = Fishbanks) -> mesa.Model:
+    played = model(rng=seed)
+    played.run_model()
+    return played
 
 
 def same_game(kit_frame, seed: int = 0) -> bool:

@@ -18,25 +18,11 @@ import statistics
 import mesa
 import numpy as np
 
-from minimal_mesa import beer_game
-from minimal_mesa.fishbanks import (
-    BOAT_COST,
-    CAPACITY,
-    CATCH,
-    DENSITIES,
-    EFFECT,
-    MAX_BOATS,
-    NAMES,
-    NOISE,
-    PRICE,
-    PROFILES,
-    REGENERATION,
-    stream,
-)
+from minimal_mesa import beer_game, fishbanks
+from minimal_mesa.fishbanks import CAPACITY, CATCH, DENSITIES, EFFECT, MAX_BOATS, NAMES, PEAK, REGENERATION
 
 THETA = ("quota_estimate", "population_health", "coordination_confidence", "resource_stress")
 HIGH = dict(zip(THETA, (math.inf, 1.0, 1.0, 1.0)))  # θ is clipped to [0, HIGH]
-PEAK = DENSITIES[REGENERATION.argmax()]  # 0.6000000000000001, as the kit computes it
 PEAK_CATCH = CATCH * np.interp(PEAK, DENSITIES, EFFECT)  # a boat's catch at the peak: 23.25 fish
 TREND_STRESS = {"declining": 0.75, "stable": 0.5, "recovering": 0.25}
 ASSESSMENT = re.compile(r"quota estimate of (\d+) fish and population health of (\d\.\d\d) suggest a (.+?) stock")
@@ -63,23 +49,16 @@ def words(conditions):
     return sum((total - hold) / (len(conditions) - 1) <= limit for hold, limit in conditions) / len(conditions)
 
 
-class Company(mesa.Agent):
+class Company(fishbanks.Company):
+    """The A2A company's draws, readings and books, with θ, its promises and the health it reads."""
+
     def __init__(self, model, index, seed):
-        super().__init__(model)
-        tolerance, value = stream(seed, "company", index).random(2)
-        self.tolerance, self.value = float(tolerance), float(value)
-        self.noise = stream(seed, "noise", index)
-        self.index, self.name, self.profile = index, NAMES[index], PROFILES[index % len(PROFILES)]
-        self.boats = min(2 + int(4 * self.tolerance + 0.5), MAX_BOATS)
-        self.catch = self.revenue = self.cost = self.profit = 0.0
-        self.message = ""
+        super().__init__(model, index, seed)
+        self.index = index
         self.promises = {}  # index → (hold, others_at_most) the others stated last season
 
     def observe(self, catch_per_boat):
-        """The density read back from the catch-effect table, plus N(0, 0.05) noise, clipped to [0, 1]."""
-        self.profit_per_boat = catch_per_boat * PRICE - BOAT_COST
-        density = float(np.interp(min(1.0, catch_per_boat / CATCH), EFFECT[:9], DENSITIES[:9]))
-        self.density_estimate = min(1.0, max(0.0, density + float(NOISE * self.noise.standard_normal())))
+        super().observe(catch_per_boat)
         self.health = min(1.0, self.density_estimate / PEAK)
 
     def synthesise(self, readings):
@@ -107,14 +86,7 @@ class Company(mesa.Agent):
                 if j in self.promises
             ]
         self.promises = {j: (hold, limit) for j, _, hold, limit in others}
-        target = self.boats if not fleets else self.boats + (sum(fleets) / len(fleets) - self.boats) / 2
-        if self.profit_per_boat <= 0:
-            target -= 1
-        elif self.tolerance > self.value:
-            target += 1
-        elif self.density_estimate < PEAK:
-            target -= 1
-        competitive, share = whole(target), self.theta["quota_estimate"] / PEAK_CATCH
+        competitive, share = whole(self.competitive(fleets)), self.theta["quota_estimate"] / PEAK_CATCH
         hold, trust = share * 2 ** (self.tolerance - self.value), self.theta["coordination_confidence"]
         boats = whole(competitive if trust == 0 else trust * hold + (1 - trust) * competitive)
         held = whole(hold)
@@ -160,22 +132,14 @@ class Fishbanks(mesa.Model):
         for company in self.industry:
             company.observe(CATCH * np.interp(stock / CAPACITY, DENSITIES, EFFECT))
             company.theta = dict(zip(THETA, (self.quota, company.health, 0.5, 0.5)))
-        season = {"stock": "stock", "regeneration": "regeneration", "total_catch": "total_catch"}
         self.datacollector = mesa.DataCollector(
-            model_reporters={
-                **season,
-                **{
-                    books: (lambda m, b=books: sum(getattr(c, b) for c in m.industry))
-                    for books in ("boats", "revenue", "profit")
-                },
-            },
+            model_reporters=fishbanks.model_reporters(),
             agent_reporters={
-                "company": "name",
-                **{name: name for name in ("profile", "boats", "catch", "revenue", "cost", "profit")},
+                **{name: name for name in ("company", "profile", "boats", "catch", "revenue", "cost", "profit")},
                 "density_estimate": "density_estimate",
                 **{name: (lambda c, n=name: c.theta[n]) for name in THETA},
                 "message": "message",
-                **{name: (lambda c, n=name: getattr(c.model, n)) for name in season},
+                **{name: (lambda c, n=name: getattr(c.model, n)) for name in fishbanks.SEASON},
             },
         )
         self.datacollector.collect(self)
@@ -191,24 +155,11 @@ class Fishbanks(mesa.Model):
         self.sent = [company.decide(self.sent) for company in self.industry]
         for company, (boats, *_, text) in zip(self.industry, self.sent):
             company.boats, company.message = boats, text
-        fleet = sum(company.boats for company in self.industry)
-        density = self.stock / CAPACITY
-        catch = min(self.stock, fleet * (CATCH * float(np.interp(density, DENSITIES, EFFECT))))
-        regrown = min(float(np.interp(density, DENSITIES, REGENERATION)), CAPACITY - (self.stock - catch))
-        self.total_catch, self.regeneration, self.stock = catch, regrown, self.stock - catch + regrown
-        for company in self.industry:
-            company.catch, company.cost = catch * company.boats / fleet, company.boats * BOAT_COST
-            company.revenue = company.catch * PRICE
-            company.profit = company.revenue - company.cost
-            company.observe(catch / fleet)
-        self.datacollector.collect(self)
-        self.running = self.steps < self.seasons
+        fishbanks.fish_the_season(self)
 
 
 def one_run(seed: int) -> Fishbanks:
-    model = Fishbanks(rng=seed)
-    model.run_model()
-    return model
+    return fishbanks.one_run(seed, Fishbanks)
 
 
 def same_game(kit_frame, seed: int = 0) -> bool:
