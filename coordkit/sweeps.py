@@ -211,16 +211,15 @@ def _run_task(task: Task) -> pd.DataFrame:
         result = model.frame() if frame else model.summary()
     else:
         result = run(**params, **fixed, seed=seed)
-    if isinstance(result, pd.DataFrame):
-        frame = result.reset_index(drop=True)
-    elif isinstance(result, Mapping):
-        frame = pd.DataFrame([dict(result)])
-    else:
+    labels = {**params, "seed": seed}
+    if isinstance(result, Mapping):  # one row: its labels and values in one frame
+        row = dict(result)
+        return pd.DataFrame([{name: value for name, value in labels.items() if name not in row} | row])
+    if not isinstance(result, pd.DataFrame):
         raise TypeError(f"run must return a DataFrame or a Mapping (one row), got {type(result).__name__}")
-    labels = {
-        name: [value] * len(frame) for name, value in {**params, "seed": seed}.items() if name not in frame.columns
-    }
-    return pd.concat([pd.DataFrame(labels, index=frame.index), frame], axis=1)
+    frame = result.reset_index(drop=True)
+    columns = {name: [value] * len(frame) for name, value in labels.items() if name not in frame.columns}
+    return pd.concat([pd.DataFrame(columns, index=frame.index), frame], axis=1)
 
 
 def _engine_for(
