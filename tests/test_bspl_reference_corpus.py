@@ -33,3 +33,15 @@ def test_every_explained_disagreement_is_still_one_and_cites_a_source():
     for key, row in corpus.explained().items():
         assert key in found, f"{key} is explained in disagreements.csv but the kit and the reference now agree"
         assert row["reason"] and row["citation"], f"{key}: a disagreement needs a reason and a citation"
+
+
+def test_where_the_reference_ran_out_of_time_the_comparison_says_how_long_it_had():
+    """Every file's record gives the time its verifications had; a verdict missing for lack of it is no agreement and
+    no disagreement, and says so with the limit."""
+    records = corpus.records()["files"]
+    limits = [record["limit_seconds"] for record in records.values()]
+    assert all(isinstance(limit, int) and limit >= 30 for limit in limits)
+    file = "samples/trade-finance/negotiation/expanded-negotiation.bspl"
+    (unanswered,) = [d for d in corpus.compare(file) if d.aspect == "safe"]
+    assert records[file]["limit_seconds"] == 300
+    assert unanswered.reason == f"{corpus.UNANSWERED} no answer within 300 s"

@@ -12,7 +12,18 @@ The clone's commit is written down with the records; the protocols are copied as
 repository's MIT licence travels with them). Verdicts are the reference's own commands: ``bspl verify safety``
 (``safe``), ``bspl verify liveness`` (``live``), ``bspl verify all``'s liveness (``live_all``, the mode behind the
 repository's ``by-property`` labels) and ``bspl verify unused`` (``unused``). A verification that takes more than
-``--limit`` seconds is recorded as ``"timeout"``.
+``--limit`` seconds is recorded as ``"timeout"``; each file's record says the limit its verifications had
+(``limit_seconds``), and the source the longest.
+
+``--cache`` keeps the answers as they come (JSON lines, each with its limit), so that an interrupted recording goes
+on where it stopped; with ``--retry-timeouts`` an answer that timed out under a shorter limit is computed again. A
+long recording can be split: ``--shard 0/2`` and ``--shard 1/2`` (each with a cache of its own) compute every other
+text and write no records; a last run given every cache (``--cache`` again and again: the first is written to)
+writes them::
+
+    python tools/record_bspl_reference.py CLONE --limit 300 --retry-timeouts --cache a.jsonl --cache b.jsonl --shard 0/2
+    python tools/record_bspl_reference.py CLONE --limit 300 --retry-timeouts --cache b.jsonl --cache a.jsonl --shard 1/2
+    python tools/record_bspl_reference.py CLONE --limit 300 --cache a.jsonl --cache b.jsonl
 """
 
 import argparse
@@ -133,25 +144,32 @@ def corpus(clone: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
     return texts, {target: sorted(found) for target, found in labels.items()}
 
 
-def record(texts: dict[str, str], limit: int, cache: Path | None) -> dict:
-    """Each text's answer, by path; answers are kept in ``cache`` (JSON lines by text) as they come, so that an
-    interrupted recording goes on where it stopped."""
-    by_text = {}
-    if cache is not None and cache.exists():
-        for line in cache.read_text(encoding="utf-8").splitlines():
-            kept = json.loads(line)
-            by_text[kept["text"]] = kept["answer"]
+def record(texts: dict[str, str], limit: int, caches: list[Path], retry: bool, shard: tuple[int, int] | None) -> dict:
+    """Each text's answer, by path, with the limit it was computed under; answers are kept in the first of ``caches``
+    (JSON lines by text; a line without a limit was computed under an unknown one) as they come, and read from all.
+    With ``retry``, an answer with a timeout under a shorter limit is computed again; with ``shard`` (k, n), only
+    every n-th text from the k-th is computed, and the others are left out."""
+    by_text: dict[str, dict] = {}
+    for cache in caches:
+        if cache.exists():
+            for line in cache.read_text(encoding="utf-8").splitlines():
+                kept = json.loads(line)
+                by_text[kept["text"]] = kept["answer"] | {"limit_seconds": kept.get("limit")}
     records = {}
-    for name, text in sorted(texts.items()):
+    for index, (name, text) in enumerate(sorted(texts.items())):
+        if shard is not None and index % shard[1] != shard[0]:
+            continue
         target = OUT / "corpus" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-        if text not in by_text:
-            by_text[text] = answer(text, limit)
+        kept = by_text.get(text)
+        stale = kept is not None and retry and "timeout" in json.dumps(kept) and (kept["limit_seconds"] or 0) < limit
+        if kept is None or stale:
+            by_text[text] = answer(text, limit) | {"limit_seconds": limit}
             print(name, json.dumps(by_text[text])[:200], flush=True)
-            if cache is not None:
-                with cache.open("a", encoding="utf-8") as kept:
-                    kept.write(json.dumps({"text": text, "answer": by_text[text]}) + "\n")
+            if caches:
+                with caches[0].open("a", encoding="utf-8") as cache:
+                    cache.write(json.dumps({"text": text, "answer": by_text[text], "limit": limit}) + "\n")
         records[name] = dict(by_text[text])
     return records
 
@@ -172,12 +190,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("clone", type=Path, help="a clone of https://github.com/shcv/bspl")
     parser.add_argument("--limit", type=int, default=60, help="seconds per verification (default 60)")
-    parser.add_argument("--cache", type=Path, help="a file that keeps the answers as they come (JSON lines)")
+    parser.add_argument(
+        "--cache", type=Path, action="append", default=[], help="a file of answers (JSON lines); the first is written"
+    )
+    parser.add_argument("--retry-timeouts", action="store_true", help="compute again what timed out under less time")
+    parser.add_argument("--shard", help="k/n: compute every n-th text from the k-th, and write no records")
     args = parser.parse_args()
+    shard = tuple(int(part) for part in args.shard.split("/")) if args.shard else None
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "LICENSE").write_text(git(args.clone, "show", "HEAD:LICENSE"), encoding="utf-8")
     texts, labels = corpus(args.clone)
-    records = record(texts, args.limit, args.cache)
+    records = record(texts, args.limit, args.cache, args.retry_timeouts, shard)
+    if shard is not None:
+        return
     dangling = {name: found for name, found in labels.items() if name not in records}  # links to removed files
     for name, found in labels.items():
         if name in records:
@@ -186,7 +211,7 @@ def main() -> None:
         "repository": "https://github.com/shcv/bspl",
         "commit": git(args.clone, "rev-parse", "HEAD").strip(),
         "reference": f"bspl {version('bspl')}",
-        "limit_seconds": args.limit,
+        "limit_seconds": max(r["limit_seconds"] or 0 for r in records.values()),  # the longest; each file has its own
         "labels_of_missing_files": dangling,
     }
     answer = json.dumps({"source": source, "files": records}, indent=1, sort_keys=True, ensure_ascii=False)

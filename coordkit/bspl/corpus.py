@@ -133,15 +133,17 @@ def compare(file: str, verdicts: bool = True) -> list[Difference]:
             for aspect in ASPECTS[1:] if verdicts else ASPECTS[1:6]:
                 if ours[aspect] != theirs[name][aspect]:
                     found.append(Difference(file, name, aspect, _short(ours[aspect]), _short(theirs[name][aspect])))
-    notes = explained()
-    return [Difference(**{**d.__dict__, "reason": _reason(d, notes)}) for d in found]
+    notes, limit = explained(), reference.get("limit_seconds")
+    return [Difference(**{**d.__dict__, "reason": _reason(d, notes, limit)}) for d in found]
 
 
-def _reason(difference: Difference, notes: dict) -> str:
+def _reason(difference: Difference, notes: dict, limit: int | None) -> str:
     """Why the kit and the reference differ: the disagreements file's reason, or, where the reference gave no
-    verdict (it ran past the recording's time limit, or failed), that it did not answer."""
+    verdict (it ran past the time the file's recording gave it, ``limit`` seconds, or failed), that it did not
+    answer."""
     if difference.reference.startswith('"') and difference.aspect in ASPECTS[6:]:
-        return f"{UNANSWERED} {json.loads(difference.reference)}"
+        said = json.loads(difference.reference)
+        return f"{UNANSWERED} {f'no answer within {limit} s' if said == 'timeout' and limit else said}"
     return notes.get((difference.file, difference.protocol, difference.aspect), {}).get("reason", "")
 
 
