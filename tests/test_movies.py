@@ -568,10 +568,10 @@ def test_under_the_thresholds_reading_a_message_says_whether_its_sender_accepts_
     night = MovieScheduling(protocol="rep_numerical", reading="thresholds", rng=3)
     night.step()
     marks = charts.network_marks("thresholds").domain
-    assert marks[2:4] == ["said: accepts the group's last proposal", "said: declines the group's last proposal"]
+    assert marks[2:4] == ["said: accepts last proposal", "said: declines last proposal"]
     assert not any("own proposal" in mark for mark in marks)
     legend = spec_of(charts.movie_night_now(night))
-    assert "said: accepts the group's last proposal" in json.dumps(legend)
+    assert "said: accepts last proposal" in json.dumps(legend)
 
 
 def test_the_movie_player_plays_a_run_with_the_explore_panels_controls_greyed_out_alike():

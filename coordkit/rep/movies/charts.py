@@ -316,7 +316,7 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
 # reading at the group's proposal of the round before (ThresholdParticipation)
 SAID = {
     "own proposal": ("said: joins at own proposal", "said: declines at own proposal"),
-    "thresholds": ("said: accepts the group's last proposal", "said: declines the group's last proposal"),
+    "thresholds": ("said: accepts last proposal", "said: declines last proposal"),  # the group's, last round
 }
 
 
@@ -390,7 +390,7 @@ def _network_now(model: MovieScheduling) -> alt.Chart:
         f"{model.population} agents, {len(model.edges)} links",
         f"{network}, {model.sparsity:.0%} of links removed",
     ]
-    legend = alt.Legend(title="agents, and messages on the sender's half of a link", symbolType="stroke")
+    legend = alt.Legend(title=["agents, and messages on", "the sender's half of a link"], symbolType="stroke")
     return (
         alt.Chart(
             pd.concat([messages, agents], ignore_index=True), width=NIGHT, height=NIGHT, title=viz.title(title, NIGHT)
