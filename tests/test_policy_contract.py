@@ -27,9 +27,14 @@ from coordkit.policies import LLMPolicy, Policy, StudentRule
 EXAMPLES = all_examples()
 
 
+DEPRECATED_MODULES = {"coordkit.sweep"}  # a shim that warns when imported and defines nothing of its own
+
+
 def policy_classes() -> set[type[Policy]]:
     """Every concrete Policy class defined in the package (every module imported to find them)."""
     for info in pkgutil.walk_packages(coordkit.__path__, "coordkit.", onerror=lambda name: None):
+        if info.name in DEPRECATED_MODULES:
+            continue
         try:
             importlib.import_module(info.name)
         except Exception:  # noqa: BLE001
