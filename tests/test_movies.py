@@ -589,3 +589,10 @@ def test_the_profilers_server_process_starts_without_mesa_or_pandas():
     code = "import sys, coordkit.rep.movies.stand_in_server\nprint(sorted({'mesa', 'pandas'} & set(sys.modules)))"
     imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert imported.strip() == "[]"
+
+
+def test_the_fast_paths_median_is_numpys_to_the_bit():
+    rng = np.random.default_rng(5)
+    for agents in range(1, 61):
+        points = rng.normal(20, 6, (agents, 2))
+        assert fast.coordinate_median(points).tobytes() == np.median(points, axis=0).tobytes()

@@ -86,14 +86,22 @@ def simulate(seed: int, **params) -> pd.DataFrame:
         if round_number:
             theta = update(theta)
             if adopts_median:
-                theta[:] = np.median(theta, axis=0)
-        group = theta[organiser] if organisers else np.median(theta, axis=0)
+                theta[:] = coordinate_median(theta)
+        group = theta[organiser] if organisers else coordinate_median(theta)
         rows.append(_vote(taste, theta, group, round_number))
         converged = converged or (round_number > 0 and rows[-1]["consensus"] >= p["convergence_threshold"])
         rows[-1]["converged"] = converged
         if round_number and p["stop_at_convergence"] and converged:
             break
     return pd.DataFrame({column: [row[column] for row in rows] for column in COLUMNS})
+
+
+def coordinate_median(points: np.ndarray) -> np.ndarray:
+    """``np.median(points, axis=0)``, the same floats, by one sort: the middle row, or the mean of the two middle
+    rows, of each column (np.median's own machinery costs ten times more on a round's few agents)."""
+    ordered = np.sort(points, axis=0)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _thresholds(p: dict, taste, edges: np.ndarray, organiser: int, opening: np.ndarray, streams) -> pd.DataFrame:
@@ -112,7 +120,7 @@ def _thresholds(p: dict, taste, edges: np.ndarray, organiser: int, opening: np.n
         accepting = _accepting(taste, theta)
         if round_number:
             votes = np.column_stack(preferences.pulled_in(accepting, group[0], group[1]))
-            group = votes[organiser] if p["consensus"] is None else np.median(votes, axis=0)
+            group = votes[organiser] if p["consensus"] is None else coordinate_median(votes)
         rows.append(_vote(taste, theta, group, round_number, accepting=accepting))
         converged = converged or (round_number > 0 and rows[-1]["consensus"] >= p["convergence_threshold"])
         rows[-1]["converged"] = converged
