@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_rep_sweep.py [--games N] [--repeats R]
 
-Both serial, in this process: ``coordkit.sweep(BeerGame, seeds=N)`` (one ``summary()`` row a game) and
+Both serial, in this process, on the same games (seeds 0 to N - 1): ``coordkit.sweep(BeerGame, seeds=range(N))`` (one
+``summary()`` row a game) and
 ``mesa.batch_run(BeerGame, {}, rng=seeds, number_processes=1)`` (the model and agent reporters at the last step,
 one dict a stage), alternated ``repeats`` times; prints each median and their ratio.
 """
@@ -18,7 +19,7 @@ from coordkit.rep.beer_game.model import BeerGame
 
 
 def kit(games: int) -> object:
-    return sweep(BeerGame, seeds=games, progress=False)
+    return sweep(BeerGame, seeds=list(range(games)), progress=False)  # the games batch_run plays
 
 
 def batch_run(games: int) -> object:
