@@ -47,6 +47,7 @@ from agora.receiver.server import ReceiverServer
 from agora.sender.core import Sender
 from agora.sender.task_schema import TaskSchema
 from agora.utils import download_and_verify_protocol, extract_metadata
+from library_requests import LoggedRequests  # tools/, beside this script
 from werkzeug.serving import make_server
 
 NATURAL_LANGUAGE = ["What is the weather in Paris tomorrow?", "And the day after?"]
@@ -55,22 +56,16 @@ TIMEOUT_S = 30
 KEY_VARIABLE = "COORDKIT_AGORA_RUN_KEY"  # the run's key travels in the environment, never on the command line
 
 
-class KeyedRequests:
-    """In place of the ``requests`` module that the library's transporter calls (``requests.post(url, json=…)``,
-    ``requests.delete(url)``): a session that sends the run's key, ignores proxy settings, and logs each exchange."""
+class KeyedRequests(LoggedRequests):
+    """In place of the ``requests`` module that the library's transporter calls: a session that sends the run's key,
+    ignores proxy settings, and logs each exchange."""
 
     def __init__(self, key: str | None):
+        super().__init__()
         self.session = requests.Session()
         self.session.trust_env = False  # 127.0.0.1 only: no proxy
         if key is not None:
             self.session.headers["Authorization"] = f"Bearer {key}"
-        self.log = []
-
-    def post(self, url, json=None):
-        return self._carry("POST", url, json)
-
-    def delete(self, url):
-        return self._carry("DELETE", url, None)
 
     def _carry(self, method, url, payload):
         answer = self.session.request(method, url, json=payload, timeout=TIMEOUT_S)

@@ -40,6 +40,7 @@ from agora.receiver.core import Receiver
 from agora.receiver.server import ReceiverServer
 from agora.sender.components.transporter import SimpleSenderTransporter
 from agora.utils import compute_hash, encode_as_data_uri, extract_metadata
+from library_requests import LoggedRequests  # tools/, beside this script
 
 VERSION = "0.2.0"
 OUT = Path(__file__).resolve().parent.parent / "data" / "agora" / f"library-{VERSION}"
@@ -101,18 +102,12 @@ class FakeResponse:
         return self._payload
 
 
-class Wire:
+class Wire(LoggedRequests):
     """A stand-in for ``requests`` that carries each call into the Flask test client and writes it down."""
 
     def __init__(self, client):
+        super().__init__()
         self.client = client
-        self.log = []
-
-    def post(self, url, json=None):
-        return self._carry("POST", url, json)
-
-    def delete(self, url):
-        return self._carry("DELETE", url, None)
 
     def _carry(self, method, url, payload):
         path = url[len(TARGET) :] or "/"

@@ -12,6 +12,8 @@ import math
 import mesa
 import numpy as np
 
+from minimal_mesa import beer_game
+
 DENSITIES = np.linspace(0.0, 1.0, 11)
 REGENERATION = np.array([0, 58, 132, 212, 339, 517, 582, 517, 240, 74, 0], dtype=float)
 EFFECT = np.array([0, 0.30, 0.56, 0.69, 0.79, 0.88, 0.93, 0.98, 1, 1, 1])
@@ -146,6 +148,4 @@ def one_run(seed: int, model: type[mesa.Model] = Fishbanks) -> mesa.Model:
 def same_game(kit_frame, seed: int = 0) -> bool:
     """Whether this model's boats, stock, catches, readings and texts, season by season and company by company, are
     those of ``kit_frame`` (the kit's ``Fishbanks(protocol="a2a", rng=seed).run().frame()``)."""
-    from minimal_mesa import beer_game
-
     return beer_game.same_columns(one_run(seed), kit_frame, ("boats", "stock", "catch", "density_estimate", "message"))

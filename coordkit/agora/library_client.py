@@ -23,11 +23,17 @@ import urllib.request
 from collections.abc import Iterable
 
 from coordkit.agora import library_wire
-from coordkit.agora.protocol import Envelope, ProtocolDocument, ProtocolError, Response, library_front_matter
+from coordkit.agora.protocol import (
+    MAX_DOCUMENT_BYTES,
+    Envelope,
+    ProtocolDocument,
+    ProtocolError,
+    Response,
+    library_front_matter,
+)
 from coordkit.agora.transport import TransportError
 
 USER_AGENT = "coordkit-agora"
-MAX_REPLY_BYTES = 1_000_000  # as a protocol document: no answer of a library agent needs more
 
 
 class LibraryTransportError(TransportError):
@@ -126,7 +132,7 @@ class LibraryConversation:
         request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
-                content = answer.read(MAX_REPLY_BYTES + 1)
+                content = answer.read(MAX_DOCUMENT_BYTES + 1)
         except urllib.error.HTTPError as refused:
             raise LibraryTransportError(
                 f"{method} {self.url}{path} answered HTTP {refused.code}; the library's server answers 200 to every "
@@ -134,6 +140,6 @@ class LibraryConversation:
             ) from None
         except (OSError, ValueError) as unreachable:
             raise LibraryTransportError(f"{method} {self.url}{path} failed: {unreachable}") from None
-        if len(content) > MAX_REPLY_BYTES:
-            raise LibraryTransportError(f"{method} {self.url}{path} answered more than {MAX_REPLY_BYTES:,} bytes")
+        if len(content) > MAX_DOCUMENT_BYTES:  # the kit's cap on what it reads from outside
+            raise LibraryTransportError(f"{method} {self.url}{path} answered more than {MAX_DOCUMENT_BYTES:,} bytes")
         return content
