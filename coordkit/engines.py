@@ -6,7 +6,7 @@ bar. The function never raises (the sweep wraps every run so that a failure come
 failing run cannot take the others down.
 
 - :class:`SerialEngine`: one after another, here.
-- :class:`ProcessEngine`: a pool of fresh ("spawn") processes on this machine.
+- :class:`ProcessEngine`: a pool of fresh processes on this machine.
 - :class:`DaskEngine`: ``dask.distributed``; a :class:`~distributed.LocalCluster` by default, or the cluster
   whose scheduler is at ``address`` (or ``$COORDKIT_DASK_SCHEDULER``): the one-line move from a laptop to a
   cluster. Every worker needs coordkit installed, at the same version.
@@ -43,6 +43,7 @@ MAX_CHUNK = 8  # runs per chunk at most: a killed sweep loses at most this many 
 CONNECT_TIMEOUT = 5  # seconds to reach a scheduler: one that is up answers in milliseconds (Dask waits 30 s)
 MAIN_GUARD_EXIT = 86  # the exit status of a worker that was made to start a sweep while starting up
 PROBE_TIMEOUT = 60  # seconds a probe may take to import the script (see _sweeps_on_import)
+SERVER_PRELOAD = ("coordkit.sweeps",)  # what every worker needs, with Mesa, numpy and pandas: imported once
 WORKERS_PER_CPU = 4  # worker processes at most: more only share the CPUs, each with an interpreter's memory
 
 
@@ -76,10 +77,10 @@ class SerialEngine:
 
 @dataclass
 class ProcessEngine:
-    """Runs tasks in a pool of ``workers`` fresh ("spawn") processes, at most :func:`max_workers`; None means one per
-    CPU.
+    """Runs tasks in a pool of ``workers`` fresh processes, at most :func:`max_workers`; None means one per CPU.
 
-    Spawn rather than fork, because forking a process that runs threads (as a Jupyter kernel does) can deadlock.
+    Fresh processes rather than forks of this one, because forking a process that runs threads (as a Jupyter kernel
+    does) can deadlock: forks of a fork server where the system has one, else spawned (:func:`_fresh_processes`).
     Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with``
     block, the engine keeps its pool between sweeps (a new worker imports Python, pandas and Mesa again: a second or
     two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced. Each worker
@@ -299,15 +300,30 @@ def chunks[T](tasks: list[T], workers: int) -> list[list[tuple[int, T]]]:
 
 
 def _process_pool(workers: int, preload: tuple[str, ...] = (), ignore_interrupts: bool = False):
-    """A pool of ``workers`` spawned processes, each of which exits with this process and imports ``preload``
-    (ignoring SIGINT, if asked)."""
-    import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
+    """A pool of ``workers`` fresh processes (:func:`_fresh_processes`), each of which exits with this process and
+    imports ``preload`` (ignoring SIGINT, if asked)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("spawn")
+    context = _fresh_processes()
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(preload, ignore_interrupts)
     )
+
+
+def _fresh_processes():
+    """The multiprocessing context of the pools' workers: "forkserver" where the system has it, else "spawn".
+
+    Either way a worker is a fresh process, never a fork of this one (whose threads, a Jupyter kernel's, could hold a
+    lock the child then waits on forever). A spawned worker imports Python, Mesa and pandas anew, one to two seconds
+    of CPU each; the fork server, one process started once for this process, imports :data:`SERVER_PRELOAD` once,
+    and each worker is a fork of it, with those modules in place. The runs are the same either way."""
+    import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(SERVER_PRELOAD))  # (read when the server starts: the first pool's)
+    return context
 
 
 def _start_worker(preload: tuple[str, ...], ignore_interrupts: bool) -> None:
@@ -334,9 +350,10 @@ def _exit_with_parent() -> None:
 
     Killed without cleanup (``kill -9``), a sweep would leave its workers waiting for work forever, with their
     memory, and multiprocessing's resource tracker, which waits for every worker, with them. A thread waits on the
-    parent's sentinel, a pipe that spawn keeps open in the parent alone: it wakes the moment the parent ends,
-    whatever ended it, on every platform, without polling. (Linux's PR_SET_PDEATHSIG would be Linux's alone, and
-    would fire when the thread that started the worker ends, which for a pool is not the parent's end.)
+    parent's sentinel, a pipe that the parent alone keeps open (spawned or forked from the server alike): it wakes
+    the moment the parent ends, whatever ended it, on every platform, without polling. (Linux's PR_SET_PDEATHSIG
+    would be Linux's alone, and would fire when the thread that started the worker ends, which for a pool is not
+    the parent's end.)
     """
     import multiprocessing
     import threading
@@ -353,7 +370,7 @@ def _exit_when_ended(parent) -> None:
 def _leave_if_starting_up() -> None:
     """Exit at once, quietly, with :data:`MAIN_GUARD_EXIT`, if this process is a worker still starting up.
 
-    A spawned worker starts by importing its parent's script; one that sweeps outside ``if __name__ ==
+    A fresh worker starts by importing its parent's script; one that sweeps outside ``if __name__ ==
     "__main__":`` then reaches its sweep again, here, before any worker could run. Left alone, multiprocessing would
     raise in every worker, each printing its traceback, and the parent would only see its workers die; exiting
     quietly instead lets the parent find the cause with one probe (:func:`_sweeps_on_import`) and say it once.
