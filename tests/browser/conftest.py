@@ -1,4 +1,5 @@
-"""Fixtures for the browser tests: one JupyterLab server and one headless Chromium, shared by a test module.
+"""Fixtures for the browser tests: one JupyterLab server (and one for readers without a kernel), one headless
+Chromium and a page for each server, shared by a test module.
 
 Module-scoped on purpose, not session-scoped: while Playwright's sync API is open, an asyncio loop counts as running
 in the main thread, so tests collected after these (``asyncio.run``, the panels' debounce) would see it. Torn down at
@@ -60,13 +61,29 @@ def chromium(browser_machinery):
         yield launched
 
 
-@pytest.fixture
-def page(chromium, jupyter_lab):
-    """A fresh page (its own browser context); its kernels are shut down afterwards."""
+@pytest.fixture(scope="module")
+def lab_page(chromium):
+    """The page the module's tests drive JupyterLab in: each test's notebook opens in the JupyterLab it loaded first,
+    in place of the one before (lab_notebook.go_to)."""
     page = lab.new_page(chromium)
     yield page
     page.context.close()
+
+
+@pytest.fixture
+def page(lab_page, jupyter_lab):
+    """The module's JupyterLab page; the test's kernels are shut down afterwards."""
+    yield lab_page
     jupyter_lab.shutdown_kernels()
+
+
+@pytest.fixture(scope="module")
+def reader_page(chromium, reader_lab):
+    """One page for the reader's JupyterLab, shared by the module's tests: each saved notebook opens in the
+    JupyterLab it loaded first, in place of the one before (lab_saved.open_without_kernel)."""
+    page = lab.new_page(chromium)
+    yield page
+    page.context.close()
 
 
 @pytest.fixture

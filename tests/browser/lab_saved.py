@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 from lab_charts import JS_SVG_OF_IMAGE
+from lab_notebook import go_to
 from lab_server import JupyterLab
 from nbconvert import HTMLExporter
 from nbconvert.nbconvertapp import NbConvertApp
@@ -139,8 +140,9 @@ def without_widget_state(saved: dict) -> dict:
 
 def open_without_kernel(page, reader: JupyterLab, name: str, panel_count: int, timeout: float = 300.0) -> None:
     """Open ``name`` in a JupyterLab whose notebooks start no kernel, and wait until it shows ``panel_count`` panels,
-    each as its widgets or as its snapshot."""
-    page.goto(reader.url(name))
+    each as its widgets or as its snapshot. A page that already shows that JupyterLab opens the notebook in it, in
+    place of what it showed (loading JupyterLab again costs seconds of Chromium's time); any other page loads it."""
+    go_to(page, reader, name)
     page.wait_for_function(
         f"""() => {{
             const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;

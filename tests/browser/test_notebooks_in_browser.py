@@ -63,7 +63,7 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_and_its_panels_respond(
-    name, page, jupyter_lab, reader_lab, tmp_path, browser_report, pytestconfig
+    name, page, jupyter_lab, reader_lab, reader_page, tmp_path, browser_report, pytestconfig
 ):
     stem = name.removesuffix(".ipynb")
     started = time.monotonic()
@@ -207,7 +207,7 @@ def test_notebook_runs_and_its_panels_respond(
         assert not problems, f"{name}: error output after changing the controls:\n" + "\n\n".join(problems)
 
     if found_panels:
-        check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, tmp_path, name, found_panels)
+        check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, reader_page, tmp_path, name, found_panels)
 
     widest = max((chart.width for chart in drawn), default=0)
     browser_report.append(
@@ -264,7 +264,9 @@ def _chart_problems(page, panel, cell: int | None) -> list[str]:
     return [f"chart text {found}" for found in lab.cut_text(panel)] + wide
 
 
-def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder, name: str, panel_count: int) -> None:
+def check_saved_and_read_without_a_kernel(
+    page, jupyter_lab, reader_lab, reader_page, folder, name: str, panel_count: int
+) -> None:
     """Saved after its controls moved, the notebook shows each panel, to every reader without a kernel, at the settings
     its controls held and with the charts they drew (see the module's docstring)."""
     stem = name.removesuffix(".ipynb")
@@ -287,7 +289,7 @@ def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder,
         exported = lab_saved.exported_html(notebook, folder, f"{stem}-{variant}")
         chromium = page.context.browser
         readers = {
-            "JupyterLab, no kernel": lambda: _reopened(chromium, reader_lab, copy, panel_count),  # noqa: B023
+            "JupyterLab, no kernel": lambda: _reopened(reader_page, reader_lab, copy, panel_count),  # noqa: B023
             "nbconvert HTML, offline": lambda: lab_saved.open_offline(chromium, exported),  # noqa: B023
             "HTML without JavaScript": lambda: lab_saved.open_offline(chromium, exported, javascript=False),  # noqa: B023
         }
@@ -297,14 +299,14 @@ def check_saved_and_read_without_a_kernel(page, jupyter_lab, reader_lab, folder,
             try:
                 failures += _differences(shown_page, live, where, [stem, variant, reader])
             finally:
-                shown_page.context.close()
+                if shown_page is not reader_page:
+                    shown_page.context.close()
     assert not failures, f"{name}: saved panels that do not show what their controls held:\n" + "\n".join(failures)
 
 
-def _reopened(chromium, reader_lab, copy: str, panel_count: int):
-    reopened = lab.new_page(chromium)
-    lab_saved.open_without_kernel(reopened, reader_lab, copy, panel_count)
-    return reopened
+def _reopened(reader_page, reader_lab, copy: str, panel_count: int):
+    lab_saved.open_without_kernel(reader_page, reader_lab, copy, panel_count)
+    return reader_page
 
 
 def _differences(page, live: list[dict], where: str, shot: list[str]) -> list[str]:
