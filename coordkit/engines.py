@@ -132,9 +132,19 @@ class ProcessEngine:
                 pool.shutdown()
 
     def start_workers(self) -> None:
-        """Start every worker of the kept pool now, in the background, rather than at the first sweep."""
-        for _ in range(self._size()):
-            self.submit(int)
+        """Start every worker of the kept pool now, in the background, rather than at the first sweep. A thread
+        starts them: a worker is started once the fork server has imported its modules, seconds the first time."""
+        import threading
+
+        threading.Thread(target=self._start_workers, name="coordkit-start-workers", daemon=True).start()
+
+    def _start_workers(self) -> None:
+        pool = self._pool
+        try:
+            for _ in range(self._size()):
+                pool.submit(int)
+        except RuntimeError:  # shut down or broken meanwhile (BrokenProcessPool is one): the next sweep sees to it
+            return
 
     def submit[R](self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> "Future[R]":
         """``fn(*args, **kwargs)`` on the kept pool (a ``with`` block's); a pool that lost a worker is replaced."""
@@ -304,25 +314,26 @@ def _process_pool(workers: int, preload: tuple[str, ...] = (), ignore_interrupts
     imports ``preload`` (ignoring SIGINT, if asked)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    context = _fresh_processes()
+    context = _fresh_processes(preload)
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(preload, ignore_interrupts)
     )
 
 
-def _fresh_processes():
+def _fresh_processes(preload: tuple[str, ...] = ()):
     """The multiprocessing context of the pools' workers: "forkserver" where the system has it, else "spawn".
 
     Either way a worker is a fresh process, never a fork of this one (whose threads, a Jupyter kernel's, could hold a
     lock the child then waits on forever). A spawned worker imports Python, Mesa and pandas anew, one to two seconds
-    of CPU each; the fork server, one process started once for this process, imports :data:`SERVER_PRELOAD` once,
-    and each worker is a fork of it, with those modules in place. The runs are the same either way."""
+    of CPU each; the fork server, one process started once for this process (by its first pool), imports
+    :data:`SERVER_PRELOAD` and that pool's ``preload`` once, and each worker is a fork of it, with those modules in
+    place. The runs are the same either way."""
     import multiprocessing  # here, as Dask's: a command line that only names the engines starts faster
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(SERVER_PRELOAD))  # (read when the server starts: the first pool's)
+    context.set_forkserver_preload(list(dict.fromkeys([*SERVER_PRELOAD, *preload])))  # (read when it starts)
     return context
 
 
