@@ -3,6 +3,7 @@ address that is empty, malformed or unreachable is refused in seconds, naming it
 script that sweeps outside its main guard is told so in those words; the workers of a sweep killed with SIGKILL
 exit with it. The subprocess tests run real scripts, each bounded in time."""
 
+import multiprocessing
 import os
 import re
 import signal
@@ -194,3 +195,14 @@ def test_a_kept_pool_that_lost_a_worker_is_replaced():
         with pytest.raises(engines.WorkerLost):
             list(engine.map_unordered(die, [0]))
         assert sorted(position for position, _ in engine.map_unordered(worker_pid, [0, 1, 2])) == [0, 1, 2]
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here")
+def test_pool_workers_are_forks_of_the_fork_server_never_of_this_process():
+    """A worker is a fresh process (a fork of this one could inherit a lock another thread holds), born from the fork
+    server that imported the sweeps module and the pool's modules once, not a new interpreter importing them again."""
+    with engines.ProcessEngine(1) as engine:
+        worker_parent = psutil.Process(engine.submit(os.getppid).result())
+    assert engines._fresh_processes().get_start_method() == "forkserver"
+    assert worker_parent.pid != os.getpid() and worker_parent.ppid() == os.getpid()
+    assert "multiprocessing.forkserver" in " ".join(worker_parent.cmdline())
