@@ -80,12 +80,13 @@ class ProcessEngine:
     """Runs tasks in a pool of ``workers`` fresh processes, at most :func:`max_workers`; None means one per CPU.
 
     Fresh processes rather than forks of this one, because forking a process that runs threads (as a Jupyter kernel
-    does) can deadlock: forks of a fork server where the system has one, else spawned (:func:`_fresh_processes`).
-    Each worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with``
-    block, the engine keeps its pool between sweeps (a new worker imports Python, pandas and Mesa again: a second or
-    two of CPU each); otherwise each sweep starts and stops one. A pool that lost a worker is replaced. Each worker
-    imports the modules named in ``preload`` as it starts; with ``ignore_interrupts``, the workers ignore SIGINT,
-    which a kernel's *Interrupt* sends to every process it started, and leave the interrupting to their parent.
+    does) can deadlock: forks of a fork server where the system has one, else spawned (:func:`_fresh_processes`). Each
+    worker exits as soon as this process ends, even killed (:func:`_exit_with_parent`). Used in a ``with`` block, the
+    engine keeps its pool between sweeps (a new worker is a fork of the fork server, or, spawned, imports Python, pandas
+    and Mesa again: a second or two of CPU); otherwise each sweep starts and stops one. A pool that lost a worker is
+    replaced. Each worker imports the modules named in ``preload`` as it starts; with ``ignore_interrupts``, the workers
+    ignore SIGINT, which a kernel's *Interrupt* sends to every process it started, and leave the interrupting to their
+    parent.
     """
 
     workers: int | None = None
