@@ -133,19 +133,18 @@ class ProcessEngine:
                 pool.shutdown()
 
     def start_workers(self) -> None:
-        """Start every worker of the kept pool now, in the background, rather than at the first sweep. A thread
-        starts them: a worker is started once the fork server has imported its modules, seconds the first time."""
+        """Have the kept pool's workers ready for the first sweep. Spawned workers start now, each importing its
+        modules in the background. Forks of a fork server are made at the first sweep, in milliseconds, once the
+        server has imported their modules: the server starts now and imports them on a thread
+        (:func:`_warm_fork_server`), seconds the first time, while this process goes on."""
         import threading
 
-        threading.Thread(target=self._start_workers, name="coordkit-start-workers", daemon=True).start()
-
-    def _start_workers(self) -> None:
-        pool = self._pool
-        try:
+        context = _fresh_processes(self.preload)
+        if context.get_start_method() != "forkserver":
             for _ in range(self._size()):
-                pool.submit(int)
-        except RuntimeError:  # shut down or broken meanwhile (BrokenProcessPool is one): the next sweep sees to it
+                self.submit(int)
             return
+        threading.Thread(target=_warm_fork_server, args=(context,), name="coordkit-fork-server").start()
 
     def submit[R](self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> "Future[R]":
         """``fn(*args, **kwargs)`` on the kept pool (a ``with`` block's); a pool that lost a worker is replaced."""
@@ -336,6 +335,19 @@ def _fresh_processes(preload: tuple[str, ...] = ()):
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(dict.fromkeys([*SERVER_PRELOAD, *preload])))  # (read when it starts)
     return context
+
+
+def _warm_fork_server(context) -> None:
+    """Start the fork server of ``context`` and wait until it has imported its modules: a process forked from it that
+    does nothing, joined. The thread that runs it is not a daemon, so that a process that ends at once waits for that
+    child rather than leave it half started. A head start only: if it fails (this process ending meanwhile), the
+    first sweep starts the server."""
+    try:
+        idle = context.Process(target=int)
+        idle.start()
+        idle.join()
+    except Exception:
+        return
 
 
 def _start_worker(preload: tuple[str, ...], ignore_interrupts: bool) -> None:

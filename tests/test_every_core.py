@@ -4,6 +4,7 @@ a lambda, an LLM client) stay here; the frames are the same as on one core; ``us
 
 import os
 import signal
+import subprocess
 import sys
 import time
 import types
@@ -111,6 +112,16 @@ def test_a_pool_that_lost_a_worker_is_replaced_for_the_next_arm(every_core):
     os.kill(first, signal.SIGKILL)
     time.sleep(1)  # the pool sees its worker end, and stops taking tasks
     assert engines.on_another_core(worker_pid, 0).result()["pid"] != first
+
+
+def test_a_script_that_ends_at_once_ends_cleanly(tmp_path):
+    """The pool is being readied in the background when the script ends: nothing is left half started, and nothing
+    is printed (a thread cannot start during the interpreter's shutdown; a worker whose parent ended cannot start)."""
+    script = tmp_path / "quick.py"
+    script.write_text("from coordkit import engines\n\nif __name__ == '__main__':\n    engines.use_every_core(2)\n")
+    for _ in range(3):  # the race is at whatever point the background work has reached
+        done = subprocess.run([sys.executable, script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_one_cpu_gets_no_pool(monkeypatch):
