@@ -353,7 +353,7 @@ class PressureField(Model):
 
     # --- one tick -------------------------------------------------------------------------------------------
     def step(self) -> None:
-        if not np.array_equal(self.grid, self.history[-1]):  # a cell set by hand since the last tick
+        if self.grid.tobytes() != self.history[-1].tobytes():  # a cell set by hand since the last tick
             self._measure_grid()
         self.apply_decay()
         self.applied = self.coordination.tick(self)
