@@ -474,6 +474,7 @@ def test_the_round_profile_splits_a_round_into_inference_waiting_and_communicati
     profile = profiling.round_profile(agents=20, latency_s=0.05, max_concurrency=8)
     assert os.environ.get("ANTHROPIC_API_KEY") == before
     assert profile.calls == 20 and profile.round_s >= 3 * 0.05  # 20 calls, 8 at a time: 3 waves
+    assert 0.05 <= profile.warm_up_s  # a round of 8 agents opened the connections first
     assert profile.inference + profile.waiting + profile.communication == pytest.approx(1)
     assert list(profile.compare_with_paper().columns) == ["metric", "paper", "kit"]
 

@@ -49,7 +49,7 @@ class RoundProfile:
     max_concurrency: int
     protocol: str
     round_s: float  # the profiled round's wall time
-    first_round_s: float  # the first round's, which also opens the client's connections
+    warm_up_s: float  # the warm-up round's (max_concurrency agents), which opens the client's connections
     calls: int  # LLM calls in the profiled round
     inference: float
     waiting: float
@@ -72,13 +72,15 @@ def round_profile(
     protocol: str = "rep_numerical",
     seed: int = 0,
 ) -> RoundProfile:
-    """Play two rounds of ``agents`` LLM agents through the anthropic SDK against a fake server that answers with
-    the stand-in after ``latency_s``, at most ``max_concurrency`` calls in flight, and profile the second (the
-    first also opens the connections).
+    """Profile one round of ``agents`` LLM agents through the anthropic SDK against a fake server that answers with
+    the stand-in after ``latency_s``, at most ``max_concurrency`` calls in flight.
 
-    The server runs in a process of its own, as a provider's would: in this one, its threads would compete with
-    the agents for the interpreter. This one imports the SDK while the server's starts. A dummy key is set for the
-    duration if none is (only the fake server sees it).
+    A round of ``max_concurrency`` agents first opens the client's connections (as many as the profiled round keeps
+    in flight), so that the profiled round, the first of its model, pays none of that: it splits as the rounds after
+    it do (checked against a second round when this was written: the same shares within a point). The server runs
+    in a process of its own, as a provider's would: in this one, its threads would compete with the agents for the
+    interpreter. This one imports the SDK while the server's starts. A dummy key is set for the duration if none is
+    (only the fake server sees it).
     """
     with _server_process(latency_s) as server_url:
         from coordkit.llm.anthropic_client import KEY_VARIABLE, AnthropicClient, sdk  # here: the server needs no SDK
@@ -86,21 +88,28 @@ def round_profile(
         sdk()  # imported while the server starts
         with _a_key(KEY_VARIABLE):
             client = AnthropicClient(base_url=server_url(), timeout_s=10.0)
+            warm_up = MovieScheduling(
+                protocol=protocol,
+                population=max(2, min(agents, max_concurrency)),
+                rounds=1,
+                llm=client,
+                max_concurrency=max_concurrency,
+                rng=seed,
+            )
+            warm_up.step()
             model = MovieScheduling(
-                protocol=protocol, population=agents, rounds=2, llm=client, max_concurrency=max_concurrency, rng=seed
+                protocol=protocol, population=agents, rounds=1, llm=client, max_concurrency=max_concurrency, rng=seed
             )
             model.step()
-            calls_before = model.llm_calls
-            model.step()
-    first, timing = model.round_timings
+    (timing,) = model.round_timings
     return RoundProfile(
         agents=agents,
         latency_s=latency_s,
         max_concurrency=max_concurrency,
         protocol=protocol,
         round_s=timing.wall_s,
-        first_round_s=first.wall_s,
-        calls=model.llm_calls - calls_before,
+        warm_up_s=warm_up.round_timings[0].wall_s,
+        calls=model.llm_calls,
         **shares(timing),
     )
 
