@@ -1,13 +1,17 @@
 """How long each notebook takes to run top to bottom: the *runs in* column of 00's map.
 
-    .venv/bin/python benchmarks/bench_notebooks.py [--write] [PATH_PREFIX ...]
+    .venv/bin/python benchmarks/bench_notebooks.py [--passes N] [--write] [PATH_PREFIX ...]
 
 Runs every notebook under notebooks/, solutions included (or those whose paths from there start with a prefix
 given: ``03``, ``solutions/``), in a fresh kernel, cell by cell as *Run All* does, and prints the wall time of
 each. JupyterLab adds a few seconds of drawing; a shared machine's speed drifts, so measure on a quiet one.
 
-``--write`` also stores the times in data/notebook_times.csv (notebook, seconds, date, machine), replacing the
-rows of the notebooks measured. Notebook 00 shows that table in a checked output, so refresh 00 afterwards
+With ``--passes N`` it goes over the notebooks N times and gives each notebook's median, with its fastest and
+slowest run: a shared VM's speed drifts by a fifth within half an hour (02 took 20.1 and 27.4 s on the same code
+here), so that one pass can land on a fast or a slow moment for every notebook at once.
+
+``--write`` also stores the times (the medians) in data/notebook_times.csv (notebook, seconds, date, machine),
+replacing the rows of the notebooks measured. Notebook 00 shows that table in a checked output, so refresh 00 afterwards
 (``tools/refresh_notebook.py``).
 """
 
@@ -15,6 +19,7 @@ import argparse
 import datetime
 import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
@@ -58,13 +63,27 @@ def write(times: dict[str, float]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prefixes", nargs="*", default=[""], metavar="PATH_PREFIX")
+    parser.add_argument("--passes", type=int, default=1, help="go over the notebooks this many times (medians)")
     parser.add_argument("--write", action="store_true", help=f"store the times in {TABLE.relative_to(DATA.parent)}")
     arguments = parser.parse_args()
-    times = {}
-    for path in sorted(NOTEBOOKS.rglob("*.ipynb")):
-        name = path.relative_to(NOTEBOOKS).as_posix()
-        if name.startswith(tuple(arguments.prefixes)) and ".ipynb_checkpoints" not in name:
-            times[name] = run_all_seconds(path)
-            print(f"{name:52} {times[name]:5.1f} s", flush=True)
+    if arguments.passes < 1:
+        parser.error(f"--passes {arguments.passes}: give 1 or more")
+    chosen = [
+        path
+        for path in sorted(NOTEBOOKS.rglob("*.ipynb"))
+        if path.relative_to(NOTEBOOKS).as_posix().startswith(tuple(arguments.prefixes))
+        and ".ipynb_checkpoints" not in path.parts
+    ]
+    runs: dict[str, list[float]] = {path.relative_to(NOTEBOOKS).as_posix(): [] for path in chosen}
+    for number in range(1, arguments.passes + 1):
+        for path in chosen:
+            name = path.relative_to(NOTEBOOKS).as_posix()
+            runs[name].append(run_all_seconds(path))
+            print(f"pass {number}  {name:52} {runs[name][-1]:5.1f} s", flush=True)
+    times = {name: statistics.median(seconds) for name, seconds in runs.items()}
+    if arguments.passes > 1:
+        print(f"\nmedians of {arguments.passes} passes (fastest – slowest):")
+        for name, seconds in runs.items():
+            print(f"{name:52} {times[name]:5.1f} s   ({min(seconds):.1f} – {max(seconds):.1f})")
     if arguments.write:
         write(times)
