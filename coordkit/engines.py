@@ -448,8 +448,9 @@ def use_every_core(workers: int | None = None) -> None:
     per CPU (or ``workers``): what a notebook's first cell asks, so that a 2-core machine runs its sweeps on both
     cores. The results are the same, row for row, as on one core.
 
-    The workers start at once, in the background, with the kit's modules this process has imported (imported once, by
-    the fork server, where there is one), so that the first sweep finds them ready. A sweep whose run or parameters live
+    The kit's modules this process has imported are imported at once, in the background, by the fork server (where
+    there is one; elsewhere the workers start at once and import them), so that the first sweep forks ready workers
+    (:meth:`ProcessEngine.start_workers`). A sweep whose run or parameters live
     in this process alone (defined in a notebook cell; an LLM client) still runs here (:func:`coordkit.sweeps.sweep`),
     and a :func:`using` block still chooses its own engine. The workers ignore SIGINT: a kernel's *Interrupt*, which
     reaches every process the kernel started, stops the cell and leaves the pool to the next sweep. Called again with

@@ -1,6 +1,7 @@
-"""A kernel's sweeps on every core (issue 48): ``engines.use_every_core()`` makes a kept, pre-started pool the
-default of every sweep that names no engine; a run or parameters only this process knows (a notebook cell's class,
-a lambda, an LLM client) stay here; the frames are the same as on one core; ``use_one_core()`` undoes it."""
+"""A kernel's sweeps on every core (issue 48): ``engines.use_every_core()`` makes a kept pool, readied in the
+background, the default of every sweep that names no engine; a run or parameters only this process knows (a notebook
+cell's class, a lambda, an LLM client) stay here; the frames are the same as on one core; ``use_one_core()`` undoes
+it."""
 
 import os
 import signal
