@@ -8,11 +8,13 @@ each. JupyterLab adds a few seconds of drawing; a shared machine's speed drifts,
 
 With ``--passes N`` it goes over the notebooks N times and gives each notebook's median, with its fastest and
 slowest run: a shared VM's speed drifts by a fifth within half an hour (02 took 20.1 and 27.4 s on the same code
-here), so that one pass can land on a fast or a slow moment for every notebook at once.
+here), so that one pass can land on a fast or a slow moment for every notebook at once. Before each pass it times
+a fixed pure-Python loop (:func:`speed_probe`), the machine's speed at that moment: the same loop took 0.39 s and,
+an hour later on the same idle VM, 0.77–0.98 s, when every notebook took a fifth longer or more.
 
-``--write`` also stores the times (the medians) in data/notebook_times.csv (notebook, seconds, date, machine),
-replacing the rows of the notebooks measured. Notebook 00 shows that table in a checked output, so refresh 00 afterwards
-(``tools/refresh_notebook.py``).
+``--write`` also stores the times (the medians) in data/notebook_times.csv (notebook, seconds, date, machine, and
+probe_s: the median probe), replacing the rows of the notebooks measured. Notebook 00 shows that table in a checked
+output, so refresh 00 afterwards (``tools/refresh_notebook.py``).
 """
 
 import argparse
@@ -44,17 +46,32 @@ def run_all_seconds(path: Path) -> float:
     return time.perf_counter() - started
 
 
+PROBE_LOOPS = 6_000_000
+
+
+def speed_probe() -> float:
+    """Seconds a fixed pure-Python loop of ``PROBE_LOOPS`` additions takes here: how fast the machine runs Python at
+    this moment (a shared VM's speed drifts), to read the times beside."""
+    started = time.perf_counter()
+    total = 0
+    for number in range(PROBE_LOOPS):
+        total += number
+    return time.perf_counter() - started
+
+
 def machine() -> str:
     """The machine in a few words: cores, system, Python."""
     return f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
 
 
-def write(times: dict[str, float]) -> None:
-    """Store ``times`` in the table, replacing those notebooks' rows and keeping the others'."""
-    rows = pd.read_csv(TABLE) if TABLE.exists() else pd.DataFrame(columns=["notebook", "seconds", "date", "machine"])
+def write(times: dict[str, float], probe_s: float) -> None:
+    """Store ``times`` in the table, with the speed probe's seconds, replacing those notebooks' rows and keeping the
+    others'."""
+    columns = ["notebook", "seconds", "date", "machine", "probe_s"]
+    rows = pd.read_csv(TABLE) if TABLE.exists() else pd.DataFrame(columns=columns)
     measured = pd.DataFrame(
         {"notebook": list(times), "seconds": [round(s, 1) for s in times.values()], "date": str(datetime.date.today())}
-    ).assign(machine=machine())
+    ).assign(machine=machine(), probe_s=round(probe_s, 2))
     rows = pd.concat([rows[~rows["notebook"].isin(times)], measured]).sort_values("notebook")
     with atomic(TABLE) as temporary:
         rows.to_csv(temporary, index=False)
@@ -75,7 +92,10 @@ if __name__ == "__main__":
         and ".ipynb_checkpoints" not in path.parts
     ]
     runs: dict[str, list[float]] = {path.relative_to(NOTEBOOKS).as_posix(): [] for path in chosen}
+    probes = []
     for number in range(1, arguments.passes + 1):
+        probes.append(speed_probe())
+        print(f"pass {number}  speed probe: {probes[-1]:.2f} s (a fixed Python loop; higher is slower)", flush=True)
         for path in chosen:
             name = path.relative_to(NOTEBOOKS).as_posix()
             runs[name].append(run_all_seconds(path))
@@ -86,4 +106,4 @@ if __name__ == "__main__":
         for name, seconds in runs.items():
             print(f"{name:52} {times[name]:5.1f} s   ({min(seconds):.1f} – {max(seconds):.1f})")
     if arguments.write:
-        write(times)
+        write(times, statistics.median(probes))
