@@ -270,9 +270,10 @@ def test_the_papers_numbers_and_the_kits_declarations_are_sources_too():
 
 def test_the_measured_run_all_times_cover_every_notebook():
     times = pd.read_csv(TIMES)
-    assert list(times.columns) == ["notebook", "seconds", "date", "machine"]
+    assert list(times.columns) == ["notebook", "seconds", "date", "machine", "probe_s"]
     assert sorted(times["notebook"]) == [path.relative_to(NOTEBOOKS).as_posix() for path in ALL]
     assert (times["seconds"] > 0).all() and times["date"].notna().all() and times["machine"].notna().all()
+    assert (times["probe_s"] > 0).all()  # the machine's speed when the times were taken (bench_notebooks.py)
 
 
 def test_run_all_times_are_stated_only_by_the_measured_table():
