@@ -10,7 +10,7 @@ With ``--passes N`` it goes over the notebooks N times and gives each notebook's
 slowest run: a shared VM's speed drifts by a fifth within half an hour (02 took 20.1 and 27.4 s on the same code
 here), so that one pass can land on a fast or a slow moment for every notebook at once. Before each pass it times
 a fixed pure-Python loop (:func:`speed_probe`), the machine's speed at that moment: the same loop took 0.39 s and,
-an hour later on the same idle VM, 0.77–0.98 s, when every notebook took a fifth longer or more.
+twenty minutes later on the same idle VM, 0.77–0.98 s, when every notebook took a fifth longer or more.
 
 ``--write`` also stores the times (the medians) in data/notebook_times.csv (notebook, seconds, date, machine, and
 probe_s: the median probe), replacing the rows of the notebooks measured. Notebook 00 shows that table in a checked
