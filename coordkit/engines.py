@@ -450,12 +450,12 @@ def use_every_core(workers: int | None = None) -> None:
 
     The kit's modules this process has imported are imported at once, in the background, by the fork server (where
     there is one; elsewhere the workers start at once and import them), so that the first sweep forks ready workers
-    (:meth:`ProcessEngine.start_workers`). A sweep whose run or parameters live
-    in this process alone (defined in a notebook cell; an LLM client) still runs here (:func:`coordkit.sweeps.sweep`),
-    and a :func:`using` block still chooses its own engine. The workers ignore SIGINT: a kernel's *Interrupt*, which
-    reaches every process the kernel started, stops the cell and leaves the pool to the next sweep. Called again with
-    the same ``workers``, it keeps the pool; with one CPU and no ``workers``, it does nothing (a pool would only share
-    the one core). :func:`use_one_core` undoes it."""
+    (:meth:`ProcessEngine.start_workers`). A sweep whose run or parameters live in this process alone (defined in a
+    notebook cell; an LLM client) still runs here (:func:`coordkit.sweeps.sweep`), and a :func:`using` block still
+    chooses its own engine. The workers ignore SIGINT: a kernel's *Interrupt*, which reaches every process the kernel
+    started, stops the cell and leaves the pool to the next sweep. Called again with the same ``workers``, it keeps
+    the pool; with one CPU and no ``workers``, it does nothing (a pool would only share the one core).
+    :func:`use_one_core` undoes it."""
     global _every_core
     check_workers(workers)
     if _every_core is not None and _every_core.engine.workers == workers:

@@ -88,19 +88,8 @@ def round_profile(
         sdk()  # imported while the server starts
         with _a_key(KEY_VARIABLE):
             client = AnthropicClient(base_url=server_url(), timeout_s=10.0)
-            warm_up = MovieScheduling(
-                protocol=protocol,
-                population=max(2, min(agents, max_concurrency)),
-                rounds=1,
-                llm=client,
-                max_concurrency=max_concurrency,
-                rng=seed,
-            )
-            warm_up.step()
-            model = MovieScheduling(
-                protocol=protocol, population=agents, rounds=1, llm=client, max_concurrency=max_concurrency, rng=seed
-            )
-            model.step()
+            warm_up = _one_round(protocol, max(2, min(agents, max_concurrency)), client, max_concurrency, seed)
+            model = _one_round(protocol, agents, client, max_concurrency, seed)
     (timing,) = model.round_timings
     return RoundProfile(
         agents=agents,
@@ -112,6 +101,15 @@ def round_profile(
         calls=model.llm_calls,
         **shares(timing),
     )
+
+
+def _one_round(protocol: str, agents: int, client, max_concurrency: int, seed: int) -> MovieScheduling:
+    """A model of ``agents`` LLM agents asking ``client``, after its first round."""
+    model = MovieScheduling(
+        protocol=protocol, population=agents, rounds=1, llm=client, max_concurrency=max_concurrency, rng=seed
+    )
+    model.step()
+    return model
 
 
 @contextmanager
