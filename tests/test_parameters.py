@@ -257,6 +257,8 @@ def test_published_numbers_are_read_and_stated_with_their_units():
     assert beer.conditions("total_cost") == ["a2a", "rep_textual", "rep_numerical"]
     with pytest.raises(KeyError, match="no 'total_cost' for 'nobody' in rep-beer-fig1"):
         beer.value("total_cost", "nobody")
+    assert beer.has("total_cost", "a2a") and not beer.has("total_cost", "nobody")
+    assert papers.numbers("rep-beer-fig1") is beer  # read once: models look their prices up as they are made
     assert papers.numbers("no-such-figure").rows.empty
 
 

@@ -1,12 +1,14 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 from sweep_targets import CountingEngine, Walk, client_run, coin_run, seed_echo_run, walk_run
 
 from coordkit.parameters import ParameterError
 from coordkit.seeds import derive_seeds
-from coordkit.sweeps import ProcessEngine, SerialEngine, SweepError, sweep, sweep_cells
+from coordkit.sweeps import ProcessEngine, SerialEngine, SweepError, _joined, _plain_rows, sweep, sweep_cells
 
 GRID = {"p": [0.2, 0.8], "flips": [10, 20, 30]}
 
@@ -253,3 +255,39 @@ def test_a_list_of_settings_sweeps_each_as_given_in_its_order_with_the_same_seed
 def test_a_bad_list_of_settings_is_refused_before_any_run(grid, message):
     with pytest.raises(ValueError, match=message):
         sweep(coin_run, grid, progress=False)
+
+
+VALUES = st.one_of(
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.none(),
+    st.builds(np.float64, st.floats()),
+    st.builds(np.int64, st.integers(-(2**63), 2**63 - 1)),
+    st.builds(np.bool_, st.booleans()),
+)
+ROWS = st.lists(st.dictionaries(st.sampled_from(["seed", "a", "b", "c"]), VALUES, min_size=1), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROWS, st.none() | st.integers(0, 6))
+@example([{"a": 2**63}, {"a": 1}], None).via("a uint64 row and an int64 row: concat makes float64")
+def test_rows_join_into_the_frame_their_one_row_frames_concatenate_to(rows, frame_at):
+    """A sweep keeps one-row results as dicts and makes them a frame at the end: whatever the rows (a mix of
+    types, a None, a missing column, a huge int, a frame between them), the frame is the one pd.concat makes of
+    their one-row frames, dtypes included."""
+    results = [*rows]
+    if frame_at is not None:
+        results.insert(frame_at, pd.DataFrame({"a": [1.5, 2.5], "d": ["x", "y"]}))
+    one_row_frames = [pd.DataFrame([result]) if isinstance(result, dict) else result for result in results]
+    assert_frame_equal(_joined(results), pd.concat(one_row_frames, ignore_index=True), check_exact=True)
+
+
+def test_rows_of_plain_uniform_columns_are_made_a_frame_at_once():
+    plain = [{"seed": seed, "cost": 1.5 * seed, "won": seed % 2 == 0, "name": f"n{seed}"} for seed in range(3)]
+    assert _plain_rows(plain)
+    assert not _plain_rows([*plain, {"seed": 3, "cost": 3, "won": True, "name": "n3"}])  # an int among floats
+    assert not _plain_rows([*plain, {"seed": 3, "cost": None, "won": True, "name": "n3"}])
+    assert not _plain_rows([*plain, {"cost": 4.5, "seed": 3, "won": True, "name": "n3"}])  # another column order
+    assert not _plain_rows([{"seed": 2**64}])
