@@ -3,6 +3,7 @@ a program replaying what the agents said) is answered or refused, and changes no
 summary, listings and transcript are the same bytes as without them, and every outside POST gets 403 and B.1's
 failure. Loopback only; each run takes seconds."""
 
+import functools
 import json
 import re
 import shlex
@@ -15,8 +16,10 @@ import time
 import httpx
 import pytest
 
+from coordkit.agora import model as agora_model
 from coordkit.agora.model import AgoraNetwork, WeatherDemo
 from coordkit.agora.protocol import Envelope, ProtocolDocument, Response, fetch
+from coordkit.agora.transport import HTTPTransport, ServerLimits
 
 REFUSAL = "answers only its own run's agents"
 
@@ -159,8 +162,20 @@ MODELS = {
 }
 
 
+# Outsiders' work is paced by ServerLimits.outsider_work_per_s, whose default (20 a second) test_agora_transport.py
+# tests; here it is ten times that: their work is taken up ten times as fast, during the run's steps as between
+# them, and the test waits a tenth as long (at 20, this file was the suite's longest wait, 56 s of turns).
+OUTSIDER_WORK_PER_S = 200
+
+
+@pytest.fixture
+def paced_outsiders(monkeypatch):
+    limits = ServerLimits(outsider_work_per_s=OUTSIDER_WORK_PER_S)
+    monkeypatch.setattr(agora_model, "HTTPTransport", functools.partial(HTTPTransport, limits=limits))
+
+
 @pytest.mark.parametrize("name", list(MODELS))
-def test_outsiders_change_nothing_a_run_records(name):
+def test_outsiders_change_nothing_a_run_records(name, paced_outsiders):
     make, per_step = MODELS[name]
     quiet = play(make())
     model = make()
@@ -172,6 +187,7 @@ def test_outsiders_change_nothing_a_run_records(name):
     assert noisy["frame"] == quiet["frame"] and noisy["summary"] == quiet["summary"]
     assert noisy["listings"] == quiet["listings"] and noisy["transcript"] == quiet["transcript"]
     assert quiet["summary"]["negotiations"] >= 1 and any(json.loads(listing) for listing in quiet["listings"].values())
-    assert len(outsiders.answers) >= 100 and outsiders.listings >= 20  # outsiders' work is budgeted: 20 a second
+    assert model.channel.limits.outsider_work_per_s == OUTSIDER_WORK_PER_S
+    assert len(outsiders.answers) >= 100 and outsiders.listings >= 20
     for status, text in outsiders.answers:
         assert status == 403 and REFUSAL in Response.from_json(text).body
