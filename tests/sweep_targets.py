@@ -10,6 +10,8 @@ from coordkit.engines import SerialEngine
 from coordkit.model import Model
 from coordkit.parameters import Integer, Parameters, Real
 
+SLOW_RUNS = "COORDKIT_TEST_SLOW_RUNS"  # set: slow_run waits before it answers
+
 
 def coin_run(p: float, flips: int, seed: int) -> dict[str, float]:
     """One row: how many of ``flips`` biased coin flips came up heads."""
@@ -58,9 +60,11 @@ def failing_run(x: int, seed: int) -> dict[str, int]:
 
 
 def slow_run(x: int, seed: int) -> dict[str, float]:
-    """One row after 100 ms of work, so that a sweep can be killed half way: the 50 runs after the 30th take 5 s,
-    more than a loaded machine keeps the test from noticing the 30th."""
-    time.sleep(0.1)
+    """One row, after 100 ms of waiting where ``SLOW_RUNS`` is set (in the process whose sweep is killed half way:
+    the 50 runs after the 30th take 5 s, more than a loaded machine keeps the test from noticing the 30th); at once
+    elsewhere (the resumed sweep and the uninterrupted one it is compared with)."""
+    if os.environ.get(SLOW_RUNS):
+        time.sleep(0.1)
     return {"value": float(np.random.default_rng(seed).normal() + x)}
 
 

@@ -3,6 +3,7 @@ parameters and seed, and a store keeps every finished run so that a killed sweep
 Dask runs on a local cluster of 2 workers on 127.0.0.1; nothing needs the network."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from pandas.testing import assert_frame_equal
-from sweep_targets import CountingEngine, Walk, coin_run, dying_run, failing_run, slow_run
+from sweep_targets import SLOW_RUNS, CountingEngine, Walk, coin_run, dying_run, failing_run, slow_run
 
 from coordkit import engines
 from coordkit.delay.model import DelayedDilemma
@@ -93,7 +94,7 @@ def test_a_sweep_killed_half_way_resumes_to_the_uninterrupted_frame(tmp_path):
         "from coordkit.sweeps import sweep; "
         f"sweep(slow_run, {{'x': list(range(40))}}, seeds=2, store={str(store)!r}, progress=False)"
     )
-    process = subprocess.Popen([sys.executable, "-c", script])
+    process = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, SLOW_RUNS: "1"})
     deadline = time.monotonic() + 300  # a hang guard: a child that imports pandas on a loaded machine starts slowly
     while len(list((store / RUNS).glob("*.parquet"))) < 30 and time.monotonic() < deadline:
         time.sleep(0.01)
