@@ -34,7 +34,7 @@ def test_make_test_runs_ruff_then_every_test_and_notebook_quietly_unless_told_ot
     assert formatting == [VPY, "-m", "ruff", "format", "--check", "."]
     assert tests == [VPY, "-m", "pytest", "tests", "notebooks", "--nbval-lax", "--nbval-sanitize-with"] + [
         "tests/nbval_sanitize.cfg",
-        *["-n", "auto", "--dist", "loadfile"],  # a test file to a worker, one worker per core
+        *["-n", str(kit.cores() + 1), "--dist", "loadfile"],  # a test file to a worker, one per core and one more
         "-q",
     ]
     assert kit.test_commands(VPY, ["-q", "-m", "not browser"])[2][-3:] == ["-q", "-m", "not browser"]
