@@ -284,7 +284,7 @@ def test_rows_join_into_the_frame_their_one_row_frames_concatenate_to(rows, fram
     assert_frame_equal(_joined(results), pd.concat(one_row_frames, ignore_index=True), check_exact=True)
 
 
-def test_rows_of_plain_uniform_columns_are_made_a_frame_at_once():
+def test_only_rows_of_plain_uniform_columns_take_the_one_frame_path():
     plain = [{"seed": seed, "cost": 1.5 * seed, "won": seed % 2 == 0, "name": f"n{seed}"} for seed in range(3)]
     assert _plain_rows(plain)
     assert not _plain_rows([*plain, {"seed": 3, "cost": 3, "won": True, "name": "n3"}])  # an int among floats

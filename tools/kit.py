@@ -31,11 +31,6 @@ VENV = ROOT / ".venv"
 WINDOWS = os.name == "nt"
 START = "notebooks/00_start_here.ipynb"
 PYTEST = ["-m", "pytest", "tests", "notebooks", "--nbval-lax", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
-# one worker per core and one more, each taking whole files (a notebook's cells run in order on one kernel, and the
-# browser tests share one JupyterLab): a tenth of the tests' time is spent waiting (on servers, subprocesses, time
-# limits), which the extra worker fills (2 cores: 643 s with 2 workers, the cores 90% busy; 590 s with 3, 97% busy).
-# `-n 0` as a test argument runs everything in this process (for -s, pdb)
-PARALLEL = ["--dist", "loadfile"]
 # `test-loaded`: processes that each keep a core busy beside the suite, as other people's work does on a shared
 # machine. kit.py kills them when the tests end, however they end; Ctrl-C, which reaches them too, is left to kit.py;
 # and each ends by itself once the kit.py that started it is gone (its parent changes: SIGTERM, SIGKILL), so none
@@ -124,8 +119,16 @@ def test_commands(vpy: str, args: list[str]) -> list[list[str]]:
     return [
         [vpy, "-m", "ruff", "check", "."],
         [vpy, "-m", "ruff", "format", "--check", "."],
-        [vpy] + PYTEST + ["-n", str(cores() + 1)] + PARALLEL + (args or ["-q"]),
+        [vpy] + PYTEST + parallel() + (args or ["-q"]),
     ]
+
+
+def parallel() -> list[str]:
+    """pytest-xdist's arguments: one worker per core and one more, each taking whole files (a notebook's cells run in
+    order on one kernel, and the browser tests share one JupyterLab). A tenth of the tests' time is spent waiting (on
+    servers, subprocesses, time limits), which the extra worker fills (2 cores: 643 s with 2 workers, the cores 90%
+    busy; 590 s with 3, 97% busy). ``-n 0`` as a test argument runs everything in this process (for -s, pdb)."""
+    return ["-n", str(cores() + 1), "--dist", "loadfile"]
 
 
 def cores() -> int:

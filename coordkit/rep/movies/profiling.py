@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from coordkit.llm.base import LLMClient
 from coordkit.papers import numbers
 from coordkit.rep.movies import stand_in_server
 from coordkit.rep.movies.model import MovieScheduling, RoundTiming
@@ -103,7 +104,7 @@ def round_profile(
     )
 
 
-def _one_round(protocol: str, agents: int, client, max_concurrency: int, seed: int) -> MovieScheduling:
+def _one_round(protocol: str, agents: int, client: LLMClient, max_concurrency: int, seed: int) -> MovieScheduling:
     """A model of ``agents`` LLM agents asking ``client``, after its first round."""
     model = MovieScheduling(
         protocol=protocol, population=agents, rounds=1, llm=client, max_concurrency=max_concurrency, rng=seed
