@@ -50,9 +50,11 @@ class Tournament:
         y = alt.Y("entrant:N", sort=order, title=None)
         title = f"Tournament: {self.measure} ({'lower' if self.lower_is_better else 'higher'} is better)"
         base = alt.Chart(data, width=360, height=24 * len(order))
-        rules = base.mark_rule().encode(x=alt.X("low:Q", title=self.measure), x2="high:Q", y=y)
+        rules = base.mark_rule().encode(x=alt.X("low:Q", title=self.measure), x2=alt.X2("high"), y=y)
         points = base.mark_point(filled=True, size=60).encode(
-            x="score:Q", y=y, tooltip=["entrant", "score", "low", "high", "runs", "rank"]
+            x=alt.X("score:Q"),
+            y=y,
+            tooltip=[alt.Tooltip(column) for column in ("entrant", "score", "low", "high", "runs", "rank")],
         )
         layered = rules + points
         chart = layered.facet(row=alt.Row("panel:N", title=None)) if panels else layered

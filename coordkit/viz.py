@@ -12,7 +12,6 @@ their charts on every change.
 
 import html
 import json
-import sys
 import threading
 import uuid
 from functools import cache
@@ -23,6 +22,7 @@ import pandas as pd
 import vl_convert
 
 from coordkit import chart_checks
+from coordkit.compound import hconcat, layer, vconcat  # noqa: F401 (charts make their compounds through viz)
 
 THEME = "coordkit"
 RENDERERS = ("svg", "png", "html-inline")
@@ -251,48 +251,6 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, title: str | None = No
             tooltip=_tooltip(x, y, value),
         )
     )
-
-
-FACET_CHANNELS = ("row", "column", "facet")
-_ALTAIR = sys.modules[alt.LayerChart.__module__]  # Altair's api module (vegalite/v5 or v6), for its helpers
-_ALTAIR_HELPERS = ("_check_if_can_be_layered", "_combine_subchart_data", "_remove_layer_props")  # private to Altair
-
-
-class Layers(alt.LayerChart):
-    """``alt.LayerChart``, made without the deep copies its layers need only when they hold parameters (selections).
-
-    Altair's LayerChart deep-copies every layer twice as it is made (to merge the layers' parameters) and once more
-    in ``to_dict`` (which makes the chart again), each copy rebuilding every schema object of the tree: ~40% of a
-    player's frame. Layers of plain marks (``alt.Chart`` without ``params``) have nothing to merge, so here they
-    are kept as given; the rest is Altair's own: the data and the size lifted from the layers to the chart. The
-    spec is the same, key for key (tests/test_live_chart.py). Layers with parameters, or charts of layers, are
-    made by Altair's way."""
-
-    def __init__(self, data=alt.Undefined, layer=(), **kwargs):
-        if not all(isinstance(mark, alt.Chart) and mark._get("params") is alt.Undefined for mark in layer):
-            super().__init__(data=data, layer=layer, **kwargs)
-            return
-        for mark in layer:
-            _ALTAIR._check_if_can_be_layered(mark)
-        alt.TopLevelLayerSpec.__init__(self, data=data, layer=list(layer), **kwargs)
-        self.data, self.layer = _ALTAIR._combine_subchart_data(self.data, self.layer)
-        lifted, self.layer = _ALTAIR._remove_layer_props(self, self.layer, ("height", "width", "view"))
-        for prop, value in lifted.items():
-            self[prop] = value
-
-
-def layer(*marks: alt.Chart, **kwargs) -> alt.LayerChart:
-    """``alt.layer(*marks, **kwargs)`` made as :class:`Layers`, for the charts that panels and players redraw at each
-    change; marks that share a row or column encoding go to Altair's own ``alt.layer``, which facets them."""
-    if any(_faceted(mark) for mark in marks) or not all(hasattr(_ALTAIR, name) for name in _ALTAIR_HELPERS):
-        return alt.layer(*marks, **kwargs)  # (an Altair without the helpers Layers borrows: its own way)
-    return Layers(layer=list(marks), **kwargs)
-
-
-def _faceted(mark: alt.TopLevelMixin) -> bool:
-    """Whether ``mark`` has a row, column or facet channel."""
-    encoding = mark._get("encoding")
-    return encoding is not alt.Undefined and any(encoding._get(c) is not alt.Undefined for c in FACET_CHANNELS)
 
 
 def _tooltip(*columns: str | None) -> list[alt.Tooltip]:

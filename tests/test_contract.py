@@ -26,10 +26,12 @@ import sys
 import warnings
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
 import vl_convert
+from altair.utils import schemapi
 
 from coordkit import cli, figure_cache, figures, papers, views
 from coordkit.families import families
@@ -384,3 +386,35 @@ def test_a_model_has_a_state_view_that_moves_and_updates_in_place(model):
     assert len(data) > 1, f"{model.__name__}'s view shows the same data at steps 0 to {played.steps}"
     for spec in specs[:: len(specs) - 1]:
         assert vl_convert.vegalite_to_svg(spec).startswith("<svg")
+
+
+def test_a_state_view_is_made_without_altairs_slow_paths(model, monkeypatch):
+    """A player redraws its view several times a second, so the view gives ``encode`` channel objects, not strings
+    (Altair parses a string through its whole schema, ~2.5 ms: vega/altair#3547), and makes its layers and
+    concatenations through viz (coordkit/compound.py: without Altair's copies of every part)."""
+    parsed = []
+    parse = schemapi._FromDict.__init__
+    monkeypatch.setattr(schemapi._FromDict, "__init__", lambda converter, *args: parsed.append(parse(converter, *args)))
+    played = model(**model.small, rng=3)
+    try:
+        played.step()
+        chart = views.view_of(model)(played)
+    finally:
+        if hasattr(played, "close"):
+            played.close()
+    assert not parsed, f"{model.__name__}'s view gives encode() {len(parsed)} string(s): give channel objects"
+    altairs = [type(part).__name__ for part in _parts(chart) if type(part) in ALTAIR_COMPOUNDS]
+    assert not altairs, f"{model.__name__}'s view makes {altairs} by Altair: use viz.layer, viz.hconcat, viz.vconcat"
+
+
+ALTAIR_COMPOUNDS = (alt.LayerChart, alt.HConcatChart, alt.VConcatChart)
+
+
+def _parts(chart):
+    """``chart`` and every chart within it."""
+    yield chart
+    for key in ("layer", "hconcat", "vconcat", "concat", "spec"):
+        inner = chart._get(key)
+        for part in inner if isinstance(inner, list) else [inner]:
+            if isinstance(part, alt.TopLevelMixin):
+                yield from _parts(part)

@@ -100,7 +100,7 @@ def figure5(frame: pd.DataFrame, window: int = WINDOW) -> alt.FacetChart:
     )
     return alt.FacetChart(
         data=moving(frame, window),
-        spec=alt.layer(line, width=330, height=220),
+        spec=viz.layer(line, width=330, height=220),
         facet=alt.Facet("measure:N", title=None, sort=list(MEASURES)),
         columns=2,
         resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
@@ -186,7 +186,7 @@ def workflow_graph(edges: pd.DataFrame) -> alt.LayerChart:
         "Figure 4: the workflow that emerged",
         subtitle="agents joined by the protocols they used; red: a server asking another",
     )
-    return alt.layer(edge, node, label, width=560, height=360, title=title)
+    return viz.layer(edge, node, label, width=560, height=360, title=title)
 
 
 def _columns(dependencies: nx.DiGraph, servers: set[str]) -> dict[str, tuple[float, float]]:
@@ -252,10 +252,9 @@ def network_now(model: AgoraModel) -> alt.LayerChart:
         *_lines(in_use, layout),
         *_lines(_latest_hops(model), layout),
     ]
-    # LayerChart rather than alt.layer, whose check for shared facets writes every layer out once more; the rows
-    # as they are rather than a DataFrame, which Altair would write out and read back: a frame is drawn sooner
-    return alt.LayerChart(
-        layer=_network_marks(),
+    # the rows as they are rather than a DataFrame, which Altair would write out and read back: a frame is drawn sooner
+    return viz.layer(
+        *_network_marks(),
         data={"values": rows},
         width=NETWORK_WIDTH,
         height=layout.height,

@@ -60,7 +60,7 @@ def sequence_diagram(log: pd.DataFrame, title: str = "") -> alt.LayerChart:
     lines, heads, labels = arrows(enactment)
     lines = lines.encode(tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("enactment:N"), alt.Tooltip("instance:N")])
     size = {"width": lane_px(log["message"]) * len(agents), "height": round(step_px(rows) * steps) + 40}
-    return alt.layer(lanes, lines, heads, labels, data=pd.DataFrame(rows), title=title, **size)
+    return viz.layer(lanes, lines, heads, labels, data=pd.DataFrame(rows), title=title, **size)
 
 
 def placed(messages: list[dict], agents: list[str]) -> list[dict]:
@@ -214,7 +214,7 @@ def enactment_now(model: Enactment, title: list[str], events: dict[str, int] | N
     labels = tuple(agent_label(model, agent) for agent in agents)
     layers = state_layers(labels, right, key_x + HEADER_HALF_PX / lane)
     size = {"width": round(lane * (right + 0.5)), "height": round(step * (model.steps + 1 - top))}
-    return alt.layer(*layers, data=pd.DataFrame(rows), title=title, **size)
+    return viz.layer(*layers, data=pd.DataFrame(rows), title=title, **size)
 
 
 @cache

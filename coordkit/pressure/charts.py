@@ -39,7 +39,9 @@ def _points(table: pd.DataFrame, x: alt.X, color: str, title: str) -> alt.LayerC
     kit's filled circles, the paper's hollow diamonds (the ``source`` column says which)."""
     base = alt.Chart().encode(x=x, xOffset=alt.XOffset("series:N"), color=alt.Color(f"{color}:N", title=None))
     y = alt.Y("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
-    interval = base.mark_rule(strokeWidth=2).encode(y=alt.Y("wilson_low:Q", title="solve rate"), y2="wilson_high:Q")
+    interval = base.mark_rule(strokeWidth=2).encode(
+        y=alt.Y("wilson_low:Q", title="solve rate"), y2=alt.Y2("wilson_high")
+    )
     tooltip = [alt.Tooltip("series:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("interval:N")]
     kit = base.mark_point(filled=True, size=70).encode(
         y=y, shape=alt.Shape("source:N", scale=SOURCES, title=None), tooltip=tooltip
@@ -47,7 +49,7 @@ def _points(table: pd.DataFrame, x: alt.X, color: str, title: str) -> alt.LayerC
     paper = base.mark_point(filled=False, size=90, strokeWidth=2).encode(
         y=y, shape=alt.Shape("source:N", scale=SOURCES, title=None), tooltip=tooltip
     )
-    return alt.layer(
+    return viz.layer(
         interval,
         kit.transform_filter("datum.source == 'kit'"),
         paper.transform_filter("datum.source == 'paper'"),
@@ -153,7 +155,7 @@ def grid(
     placed_text = base.mark_text(fontSize=16).encode(text=alt.Text("value:N")).transform_filter("!datum.given")
     # the frame given to the layer, not to each mark: Altair would lift it there, hashing each mark by the
     # frame's printed form first (~3 ms a mark)
-    return alt.layer(squares, solved, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
+    return viz.layer(squares, solved, givens_text, placed_text, data=data, width=36 * n, height=36 * n, title=title)
 
 
 # a cell's share of pressure (cell_pressures): none (white), a hole (1), a clash (10), two clashes (below 20)
@@ -201,7 +203,7 @@ def field_now(model: PressureField) -> alt.LayerChart:
     tooltip = [alt.Tooltip("text:N", title="value"), alt.Tooltip("pressure:Q", title="share of Pᵢ", format=".1f")]
     styled = {key: alt.ExprRef(f"datum.{key}") for key in ("fill", "stroke", "strokeWidth")}
     lettering = {key: alt.ExprRef(f"datum.{key}") for key in ("fontSize", "fontWeight", "align", "fill")}
-    return alt.layer(
+    return viz.layer(
         grid.mark_rect(stroke=GRID).encode(color=pressure, tooltip=tooltip).transform_filter("datum.kind == 'cell'"),
         box.mark_rect(**styled).transform_filter("datum.kind == 'box'"),
         alt.Chart()
@@ -312,7 +314,7 @@ def trial(model: PressureField) -> list[alt.TopLevelMixin]:
     curve = viz.lines(model.frame(), "tick", "pressure", title=f"{_readable(model.strategy)} ({model.mode}): {outcome}")
     final = viz.title(f"final square, P = {model.pressures.sum()}", TRIAL_PX)  # beside the curve: kept to its share
     square = grid(model.grid, model.pressures, ~model.editable, title=final)
-    return [alt.hconcat(curve.properties(width=TRIAL_PX), square), fitness(model.rows_frame())]
+    return [viz.hconcat(curve.properties(width=TRIAL_PX), square), fitness(model.rows_frame())]
 
 
 def fitness(rows: pd.DataFrame) -> alt.Chart:
@@ -345,14 +347,14 @@ def fit(evaluations: pd.DataFrame, target_rate: float) -> alt.LayerChart:
     y = alt.Y("rate:Q", title="pressure-field's solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     base = alt.Chart().encode(x=x)
     interval = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
-        y=alt.Y("wilson_low:Q", title="pressure-field's solve rate"), y2="wilson_high:Q"
+        y=alt.Y("wilson_low:Q", title="pressure-field's solve rate"), y2=alt.Y2("wilson_high")
     )
     points = base.mark_point(filled=True, size=50, color="#4c78a8").encode(
         y=y,
         tooltip=[alt.Tooltip("step:O"), alt.Tooltip("failure:Q", format=".4f"), alt.Tooltip("rate:Q", format=".1%")],
     )
     goal = alt.Chart().mark_rule(strokeDash=[4, 3], color="#e45756").encode(y=alt.Y("mean(target):Q"))
-    return alt.layer(
+    return viz.layer(
         interval,
         points,
         goal,
@@ -392,11 +394,13 @@ def predictions(table: pd.DataFrame) -> alt.FacetChart:
     x = alt.X("rate:Q", title="solve rate", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     tooltip = [alt.Tooltip("condition:N"), alt.Tooltip("source:N"), alt.Tooltip("rate:Q", format=".1%")]
     tooltip += [alt.Tooltip("interval:N"), alt.Tooltip("verdict:N")]
-    interval = base.mark_rule(strokeWidth=2).encode(x=alt.X("wilson_low:Q", title="solve rate"), x2="wilson_high:Q")
+    interval = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("wilson_low:Q", title="solve rate"), x2=alt.X2("wilson_high")
+    )
     shape = alt.Shape("source:N", scale=SOURCES, title=None)
     kit = base.mark_point(filled=True, size=50).encode(x=x, shape=shape, tooltip=tooltip)
     paper = base.mark_point(filled=False, size=60, strokeWidth=2).encode(x=x, shape=shape, tooltip=tooltip)
-    layered = alt.layer(
+    layered = viz.layer(
         interval,
         kit.transform_filter("datum.source == 'kit'"),
         paper.transform_filter("datum.source == 'paper'"),

@@ -69,9 +69,9 @@ def cost_ratios(games: pd.DataFrame) -> alt.LayerChart:
         alt.Chart().mark_point(filled=True, size=90).encode(x=x, y=y, yOffset=offset, color=colour, tooltip=tooltip)
     )
     whiskers = alt.Chart().mark_rule().encode(x=alt.X("low:Q"), x2=alt.X2("high:Q"), y=y, yOffset=offset, color=colour)
-    even = alt.Chart().mark_rule(strokeDash=[4, 3], color="#888888").encode(x=alt.datum(1.0))
+    even = alt.Chart().mark_rule(strokeDash=[4, 3], color="#888888").encode(x=alt.XDatum(1.0))
     title = "(C) REP textual's total cost as a share of A2A's and of REP numerical's"
-    return alt.layer(even, whiskers, points, data=table, width=560, height=140, title=title)
+    return viz.layer(even, whiskers, points, data=table, width=560, height=140, title=title)
 
 
 def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
@@ -80,9 +80,9 @@ def figure1(rounds: pd.DataFrame) -> alt.VConcatChart:
     rep = by_stage(
         rounds[rounds["protocol"] == "rep_textual"], title=viz.title("(B) REP textual: orders by stage", 300)
     )
-    side_by_side = alt.hconcat(a2a.properties(width=300), rep.properties(width=300)).resolve_scale(y="shared")
+    side_by_side = viz.hconcat(a2a.properties(width=300), rep.properties(width=300)).resolve_scale(y="shared")
     ratios = cost_ratios(metrics.per_game(rounds))
-    return alt.vconcat(side_by_side, ratios).resolve_scale(color="independent")
+    return viz.vconcat(side_by_side, ratios).resolve_scale(color="independent")
 
 
 GAME_VIEW_ROWS = {"order": "orders (dashed: customer demand)", "inventory": "inventory", "backlog": "backlog"}
@@ -336,7 +336,7 @@ def _chain_chart(table: pd.DataFrame, stage_names: tuple[str, ...], rep: bool, h
     """The drawing of ``table`` (:func:`chain_table`'s rows) at the height of its chain, titled ``heading``."""
     height = _height(len(stage_names), rep)
     title = alt.Title(heading, subtitle=LANES)
-    return alt.layer(*_layers(stage_names), data=table, width=CHAIN_WIDTH, height=height, title=title)
+    return viz.layer(*_layers(stage_names), data=table, width=CHAIN_WIDTH, height=height, title=title)
 
 
 def chain_at(rounds: pd.DataFrame, t: int, title: str | None = None) -> alt.LayerChart:

@@ -30,7 +30,7 @@ def by_season(seasons: pd.DataFrame, value: str, title: str, y_title: str, width
         .mark_area(opacity=0.18)
         .encode(x=alt.X("season:Q"), y=alt.Y("low:Q"), y2=alt.Y2("high:Q"), color=colour)
     )
-    return alt.layer(line, band, width=width, height=220)  # the line first: the legend shows lines
+    return viz.layer(line, band, width=width, height=220)  # the line first: the legend shows lines
 
 
 def threshold_rule(threshold: float = THRESHOLD) -> alt.Chart:
@@ -67,8 +67,8 @@ def figure2(data: pd.DataFrame) -> alt.VConcatChart:
     population = by_season(seasons, "population", "(A) Fish population (mean ± sd)", "fish", width=340)
     index = by_season(seasons, "sustainability_index", "(B) Sustainability index", "index (dashed: threshold)", 340)
     source = "kit (LLM)" if "llm_calls" in data.columns else "kit (rules)"
-    top = alt.hconcat(population, index + threshold_rule())
-    return alt.vconcat(top, outcomes(metrics.per_game(data), source)).resolve_scale(color="independent")
+    top = viz.hconcat(population, index + threshold_rule())
+    return viz.vconcat(top, outcomes(metrics.per_game(data), source)).resolve_scale(color="independent")
 
 
 def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
@@ -94,7 +94,7 @@ def season_view(game: Fishbanks | pd.DataFrame) -> alt.VConcatChart:
     # in rows of three, so that one company more or less seldom changes the legend's height (and the chart's size)
     fleet = alt.Color("company:N", scale=alt.Scale(scheme="tableau20"), sort=None, legend=alt.Legend(columns=3))
     boats = boats.encode(color=fleet)
-    return alt.vconcat(alt.layer(stock, viable, height=170), boats.properties(height=170))
+    return viz.vconcat(viz.layer(stock, viable, height=170), boats.properties(height=170))
 
 
 def _collapse(result: dict) -> str:
@@ -126,7 +126,7 @@ def fishery_now(game: Fishbanks) -> alt.HConcatChart:
     each company's boats, one square a boat, those it added or laid up this season marked; and what each company
     landed this season."""
     fleets = _fleets(game)
-    return alt.hconcat(
+    return viz.hconcat(
         _sea(game),
         _boats(game, fleets),
         _catches(game, fleets),

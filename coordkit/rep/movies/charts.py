@@ -54,12 +54,12 @@ def figure3_sparsity(rounds: pd.DataFrame, threshold: float = 0.7) -> alt.HConca
             layers.append(_paper_maximum(paper.value("max_consensus", "a2a")))
         else:
             layers.append(_paper_rounds(paper, 100 * threshold, colour))
-        panels.append(alt.layer(*layers, title=viz.title(PROTOCOL_NAMES[protocol], 210), width=210, height=240))
+        panels.append(viz.layer(*layers, title=viz.title(PROTOCOL_NAMES[protocol], 210), width=210, height=240))
     title = alt.TitleParams(
         "Consensus over rounds, 20 agents (mean over seeds)",
         subtitle=f"★ the kit reaches {threshold:.0%}; ◇ the paper's convergence rounds; dashes: the paper's A2A best",
     )
-    return alt.hconcat(*panels, title=title).resolve_scale(color="shared")
+    return viz.hconcat(*panels, title=title).resolve_scale(color="shared")
 
 
 def _stars(data: pd.DataFrame, threshold: float, colour: alt.Color) -> alt.Chart:
@@ -112,7 +112,7 @@ def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
     spread = alt.Y("spread:Q", title="spread of own θ")
     width = 220  # three readings side by side fit the notebook's column
     rows = [
-        alt.hconcat(
+        viz.hconcat(
             *(
                 alt.Chart(mean[mean["reading"] == reading], width=width, height=170, title=heading(reading))
                 .mark_line()
@@ -129,7 +129,7 @@ def readings(rounds: pd.DataFrame) -> alt.VConcatChart:
         "REP numerical, 20 agents, under each reading of the paper",
         subtitle="mean over seeds; under Table 2 every agent adopts the median, so the network cannot matter",
     )
-    return alt.vconcat(*rows, title=title).resolve_scale(color="shared")
+    return viz.vconcat(*rows, title=title).resolve_scale(color="shared")
 
 
 def figure3_scaling(runs: pd.DataFrame) -> alt.LayerChart:
@@ -185,7 +185,7 @@ def figure3_scaling(runs: pd.DataFrame) -> alt.LayerChart:
         "Lines: median of the runs that converge; shaded: most runs never converge (DNF)."
     )
     title = alt.TitleParams("Rounds to converge as the population grows", subtitle=subtitle)
-    return alt.layer(*layers, title=title).properties(width=560, height=280)
+    return viz.layer(*layers, title=title).properties(width=560, height=280)
 
 
 def _bands(sizes: np.ndarray, dnf_sizes: pd.Series) -> dict:
@@ -244,9 +244,9 @@ def round_view(model: MovieScheduling) -> alt.HConcatChart:
     title = [f"{model.population} agents, {len(model.edges)} edges"]
     if len(drawn) < len(model.edges):
         title.append(f"every {len(model.edges) // len(drawn)}th edge drawn")
-    network = alt.layer(lines, dots, width=PANEL, height=PANEL, title=viz.title(title, PANEL))
+    network = viz.layer(lines, dots, width=PANEL, height=PANEL, title=viz.title(title, PANEL))
     independent_colours = alt.Resolve(scale=alt.ScaleResolveMap(color="independent"))
-    return alt.hconcat(
+    return viz.hconcat(
         network, proposals_map(model), consensus_over_rounds(model, width=PANEL), resolve=independent_colours
     )
 
@@ -275,12 +275,17 @@ def proposals_map(model: MovieScheduling) -> alt.LayerChart:
     own = (
         alt.Chart(agents)
         .mark_circle(size=45, opacity=0.75)
-        .encode(x=x, y=y, color=alt.Color("vote", scale=VOTES, legend=None), tooltip=list(agents.columns[:3]))
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("vote", scale=VOTES, legend=None),
+            tooltip=[alt.Tooltip(column) for column in agents.columns[:3]],
+        )
     )
     group = pd.DataFrame({"price ($)": [model.group_price], "start (h)": [model.group_time]})
     star = alt.Chart(group).mark_point(shape=STAR, size=260, filled=True, color="black").encode(x=x, y=y)
     lines = [f"agents' own {_own(model)}", f"★ the group's, spread {model.spread:.2f}"]
-    return alt.layer(ideals, own, star, width=PANEL, height=PANEL, title=viz.title(lines, PANEL))
+    return viz.layer(ideals, own, star, width=PANEL, height=PANEL, title=viz.title(lines, PANEL))
 
 
 def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.LayerChart:
@@ -307,7 +312,7 @@ def consensus_over_rounds(model: MovieScheduling, width: int = 420) -> alt.Layer
             .mark_point(shape=STAR, size=260, filled=True, color="black")
             .encode(x=alt.X("round:Q"), y=alt.Y(f"{CONSENSUS}:Q"))
         )
-    return alt.layer(*layers, width=width, height=320)
+    return viz.layer(*layers, width=width, height=320)
 
 
 # --- the state view: the network and the proposals as they stand -----------------------------------------------
@@ -362,7 +367,7 @@ def movie_night_now(model: MovieScheduling) -> alt.HConcatChart:
     order, each coloured by whether it would join the group's proposal, and each link split in two halves, each
     coloured by the message its end's agent sent along it this round; beside it, the price × start-time map of the
     agents' own proposals, their ideals, and the group's proposal (★) with the ones before it."""
-    return alt.hconcat(
+    return viz.hconcat(
         _network_now(model),
         _proposals_now(model),
         title=viz.title(_night_headline(model), viz.TITLE_LIMIT),
